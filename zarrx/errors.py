@@ -1,0 +1,106 @@
+"""zarrx's exception hierarchy.
+
+Every class derives from :class:`ZarrxError` and from the builtin a NumPy or zarr-python
+user would catch (``ValueError``, ``KeyError``, ``IndexError``, ``PermissionError`` ...),
+so ``except KeyError`` keeps working while ``except zarrx.errors.ZarrxError`` catches all.
+Messages name the node, the store key and what was expected.
+"""
+
+from __future__ import annotations
+
+
+class ZarrxError(Exception):
+    """Base of every error zarrx raises on purpose."""
+
+
+class MetadataError(ZarrxError, ValueError):
+    """A metadata document is malformed, inconsistent or uses something unsupported."""
+
+
+class FillValueError(MetadataError):
+    """A fill value cannot be represented in the array's data type."""
+
+
+class UnknownCodecError(MetadataError):
+    """A codec name, id or URI resolves to no installed codec."""
+
+
+class UnknownDataTypeError(MetadataError):
+    """A data type name resolves to no installed data type."""
+
+
+class UnknownExtensionError(MetadataError):
+    """A ``must_understand`` extension is not installed."""
+
+
+class RegistryConflictError(ZarrxError, RuntimeError):
+    """Two implementations claim the same registry name."""
+
+
+class NodeNotFoundError(ZarrxError, KeyError):
+    """No array or group exists at the requested path."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class NodeExistsError(ZarrxError, FileExistsError):
+    """A node already exists where the mode forbids overwriting it."""
+
+
+class NodeTypeError(ZarrxError, TypeError):
+    """The node at a path is a group where an array was asked for, or the reverse."""
+
+
+class CodecError(ZarrxError, ValueError):
+    """A chunk could not be encoded or decoded: corrupt, truncated or of the wrong size."""
+
+
+class ChecksumError(CodecError):
+    """A stored checksum does not match the data."""
+
+
+class InvalidKeyError(ZarrxError, ValueError):
+    """A store key is malformed or would escape the store root."""
+
+
+class ReadOnlyError(ZarrxError, PermissionError):
+    """A write was attempted through a read-only store, array or group."""
+
+
+class BoundsCheckError(ZarrxError, IndexError):
+    """An index lies outside the array's shape."""
+
+
+class SelectionError(ZarrxError, IndexError):
+    """A selection has an unsupported form or too many indices."""
+
+
+class ShapeError(ZarrxError, ValueError):
+    """Values cannot be broadcast to the selection, or shapes do not agree."""
+
+
+class StoreError(ZarrxError, OSError):
+    """A store backend failed to read or write."""
+
+
+__all__ = [
+    "BoundsCheckError",
+    "ChecksumError",
+    "CodecError",
+    "FillValueError",
+    "InvalidKeyError",
+    "MetadataError",
+    "NodeExistsError",
+    "NodeNotFoundError",
+    "NodeTypeError",
+    "ReadOnlyError",
+    "RegistryConflictError",
+    "SelectionError",
+    "ShapeError",
+    "StoreError",
+    "UnknownCodecError",
+    "UnknownDataTypeError",
+    "UnknownExtensionError",
+    "ZarrxError",
+]
