@@ -1,1 +1,29 @@
-"""zarrx: a fast, NumPy-native Zarr library (v3, v2 and the v3.0 draft) with a Cython core."""
+"""zarrx: a fast, NumPy-native Zarr library (v3, v2 and the v3.0 draft) with a Cython core.
+
+>>> import numpy as np, zarrx
+>>> a = zarrx.create_array(zarrx.storage.MemoryStore(), shape=(4, 4), dtype="int32", chunks=(2, 2))
+>>> a[1:3] = 7
+>>> int(np.asarray(a)[::2].sum())
+28
+"""
+
+from zarrx import config, errors, storage
+from zarrx.api import create_array, create_group, open, open_array, open_group
+from zarrx.array import Array
+from zarrx.group import Group
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "Group",
+    "__version__",
+    "config",
+    "create_array",
+    "create_group",
+    "errors",
+    "open",
+    "open_array",
+    "open_group",
+    "storage",
+]

@@ -104,3 +104,10 @@ __all__ = [
     "UnknownExtensionError",
     "ZarrxError",
 ]
+
+
+class ArgumentError(ZarrxError, ValueError):
+    """A function was called with an invalid combination of arguments (e.g. a bad mode)."""
+
+
+__all__ += ["ArgumentError"]

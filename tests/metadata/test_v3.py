@@ -1,0 +1,143 @@
+"""Parsing and validating v3 zarr.json documents."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from zarrx.errors import (
+    FillValueError,
+    MetadataError,
+    UnknownCodecError,
+    UnknownDataTypeError,
+    UnknownExtensionError,
+)
+from zarrx.metadata.json import dump_json, load_json
+from zarrx.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, node_from_json
+
+ARRAY = {
+    "zarr_format": 3,
+    "node_type": "array",
+    "shape": [100, 50],
+    "data_type": "float32",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 25]}},
+    "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+    "fill_value": "NaN",
+    "codecs": [
+        {"name": "transpose", "configuration": {"order": [1, 0]}},
+        {"name": "bytes", "configuration": {"endian": "big"}},
+        {"name": "gzip", "configuration": {"level": 5}},
+        {"name": "crc32c"},
+    ],
+    "attributes": {"a": [1, 2]},
+    "dimension_names": ["y", None],
+}
+
+
+def test_array_round_trip():
+    meta = ArrayMetadataV3.from_json(copy.deepcopy(ARRAY))
+    assert meta.shape == (100, 50)
+    assert meta.dtype == np.dtype("float32")
+    assert meta.chunk_grid.chunk_shape == (10, 25)
+    assert math.isnan(meta.fill_value)
+    assert meta.chunk_key((3, 1)) == "c/3/1"
+    assert [c.name for c in meta.codecs] == ["transpose", "bytes", "gzip", "crc32c"]
+    again = meta.to_json()
+    assert again["codecs"][1] == ARRAY["codecs"][1]
+    assert again["codecs"][3]["name"] == "crc32c"
+    assert {k: v for k, v in again.items() if k != "codecs"} == {
+        k: v for k, v in ARRAY.items() if k != "codecs"
+    }
+    reparsed = ArrayMetadataV3.from_json(load_json(dump_json(again), where="x"))
+    assert reparsed.to_json() == again
+
+
+def test_group_round_trip_keeps_zarr_python_keys():
+    doc = {"zarr_format": 3, "node_type": "group", "attributes": {"x": 1},
+           "consolidated_metadata": None}
+    meta = GroupMetadataV3.from_json(doc)
+    assert meta.attributes == {"x": 1}
+    assert meta.to_json() == doc
+    assert isinstance(node_from_json(doc, where="zarr.json"), GroupMetadataV3)
+
+
+def test_unknown_key_with_must_understand_false_is_kept():
+    doc = copy.deepcopy(ARRAY)
+    doc["my_ext"] = {"must_understand": False, "value": 3}
+    meta = ArrayMetadataV3.from_json(doc)
+    assert meta.to_json()["my_ext"] == {"must_understand": False, "value": 3}
+
+
+def _with(**changes):
+    doc = copy.deepcopy(ARRAY)
+    for key, value in changes.items():
+        if value is KeyError:
+            del doc[key]
+        else:
+            doc[key] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("doc", "error", "match"),
+    [
+        (_with(zarr_format=2), MetadataError, "zarr_format must be 3"),
+        (_with(node_type="dataset"), MetadataError, "node_type"),
+        (_with(shape=KeyError), MetadataError, r"missing required keys \['shape'\]"),
+        (_with(shape=[10, -1]), MetadataError, "must not be negative"),
+        (_with(shape=[10, "5"]), MetadataError, "list of integers"),
+        (_with(shape=[2**40, 2**40]), MetadataError, "more than 2\\*\\*63-1"),
+        (_with(data_type="float128"), UnknownDataTypeError, "float128"),
+        (_with(data_type=7), MetadataError, "data_type must be"),
+        (_with(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [10]}}),
+         MetadataError, "rank"),
+        (_with(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [0, 5]}}),
+         MetadataError, "positive"),
+        (_with(chunk_grid={"name": "hexagonal", "configuration": {}}), MetadataError,
+         "hexagonal"),
+        (_with(chunk_key_encoding={"name": "default", "configuration": {"separator": "-"}}),
+         MetadataError, "separator"),
+        (_with(fill_value="zero"), FillValueError, "fill value 'zero'"),
+        (_with(fill_value=None), MetadataError, "fill_value must not be null"),
+        (_with(fill_value="0x7fc0"), FillValueError, "8 hex digits"),
+        (_with(codecs=[]), MetadataError, "non-empty list"),
+        (_with(codecs=[{"name": "lzma9"}]), UnknownCodecError, "lzma9"),
+        (_with(codecs=[{"name": "gzip"}, {"name": "bytes"}]), MetadataError, "out of order"),
+        (_with(dimension_names=["a"]), MetadataError, "dimension_names has 1"),
+        (_with(storage_transformers=[{"name": "chunk-manifest"}]), UnknownExtensionError,
+         "chunk-manifest"),
+        (_with(unknown_thing=5), UnknownExtensionError, "unknown_thing"),
+        (_with(attributes=[1]), MetadataError, "attributes must be an object"),
+    ],
+)
+def test_bad_array_metadata(doc, error, match):
+    with pytest.raises(error, match=match):
+        ArrayMetadataV3.from_json(doc, where="arr/zarr.json")
+
+
+def test_error_names_the_document():
+    with pytest.raises(MetadataError, match=r"arr/zarr\.json"):
+        ArrayMetadataV3.from_json(_with(shape=[1]), where="arr/zarr.json")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill", "error"),
+    [("int8", 128, FillValueError), ("uint8", -1, FillValueError), ("bool", 2, FillValueError),
+     ("float16", 1e10, FillValueError), ("int32", 1.5, FillValueError),
+     ("complex64", 1.0, FillValueError), ("r16", [1, 2, 3], FillValueError)],
+)
+def test_fill_value_out_of_range(dtype, fill, error):
+    doc = _with(data_type=dtype, fill_value=fill,
+                codecs=[{"name": "bytes", "configuration": {"endian": "little"}}])
+    with pytest.raises(error):
+        ArrayMetadataV3.from_json(doc)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"{", b'{"a": 1, "a": 2}', b'{"x": NaN}', b"\xff\xfe", b"[" * 10000 + b"]" * 10000],
+)
+def test_bad_json_is_a_metadata_error(raw):
+    with pytest.raises(MetadataError):
+        load_json(raw, where="zarr.json")

@@ -1,0 +1,474 @@
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+import zarrx.stores.local as local_module
+from zarrx.abc.store import ByteRange
+from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
+from zarrx.stores.keys import TEMP_PREFIX
+from zarrx.stores.local import LocalStore
+from zarrx.testing.stores import BAD_KEYS, StoreTests
+
+
+class TestLocalStore(StoreTests):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> LocalStore:
+        return LocalStore(tmp_path / "store")  # absent: made on first write
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (symlinks not followed), by relative path."""
+    found = {}
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = Path(directory, name)
+            found[path.relative_to(root).as_posix()] = (
+                b"<link>" if path.is_symlink() else path.read_bytes()
+            )
+    return found
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "store"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory beside the store holding files that must never be touched."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret").write_bytes(b"precious")
+    (path / "sub").mkdir()
+    (path / "sub" / "deep").write_bytes(b"also precious")
+    return path
+
+
+# -- layout and lifecycle -------------------------------------------------------------
+
+
+def test_keys_are_files_under_root(root: Path) -> None:
+    store = LocalStore(root)
+    store.set("a/b/c", b"abc")
+    store.set("zarr.json", b"{}")
+    assert (root / "a" / "b" / "c").read_bytes() == b"abc"
+    assert (root / "zarr.json").read_bytes() == b"{}"
+    assert _files(root) == {"a/b/c": b"abc", "zarr.json": b"{}"}
+
+
+def test_files_written_by_others_are_keys(root: Path) -> None:
+    (root / "x").mkdir()
+    (root / "x" / "y").write_bytes(b"external")
+    store = LocalStore(root)
+    assert store.list() == ["x/y"]
+    assert store.get("x/y") == b"external"
+
+
+def test_root_is_created_lazily(tmp_path: Path) -> None:
+    root = tmp_path / "new" / "store"
+    store = LocalStore(root)
+    assert not root.exists()
+    assert store.get("k") is None
+    assert store.list() == []
+    assert store.list_dir("") == ([], [])
+    store.erase("k")
+    store.erase_prefix("")
+    assert not root.exists()
+    store.set("k", b"v")
+    assert (root / "k").read_bytes() == b"v"
+
+
+def test_read_only_never_creates_or_writes(tmp_path: Path) -> None:
+    root = tmp_path / "absent"
+    store = LocalStore(root, read_only=True)
+    assert store.get("k") is None
+    assert store.list() == []
+    with pytest.raises(ReadOnlyError):
+        store.set("k", b"v")
+    with pytest.raises(ReadOnlyError):
+        store.erase_prefix("")
+    assert not root.exists()
+
+
+def test_read_only_refuses_before_touching_files(root: Path) -> None:
+    (root / "k").write_bytes(b"old")
+    store = LocalStore(root, read_only=True)
+    for operation in (
+        lambda: store.set("k", b"new"),
+        lambda: store.erase("k"),
+        lambda: store.erase_prefix(""),
+    ):
+        with pytest.raises(ReadOnlyError):
+            operation()
+    assert _files(root) == {"k": b"old"}
+
+
+def test_written_files_honour_the_umask(root: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        LocalStore(root).set("a/k", b"v")
+    finally:
+        os.umask(umask)
+    assert (root / "a" / "k").stat().st_mode & 0o777 == 0o644
+
+
+def test_empty_root_refused() -> None:
+    with pytest.raises(ValueError, match="root directory"):
+        LocalStore("")
+
+
+def test_repr_and_equality(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(root)
+    assert str(root.resolve()) in repr(store)
+    assert "read_only=True" in repr(LocalStore(root, read_only=True))
+    assert store.root == root.resolve()
+    monkeypatch.chdir(root.parent)
+    assert LocalStore("store") == store
+    assert LocalStore(str(root) + "/") == store
+    assert hash(LocalStore("store")) == hash(store)
+    assert LocalStore(root, read_only=True) != store
+    assert store.with_read_only(True) == LocalStore(root, read_only=True)
+    assert LocalStore(root.parent) != store
+
+
+def test_root_through_a_symlink(tmp_path: Path, root: Path) -> None:
+    link = tmp_path / "link-to-store"
+    link.symlink_to(root, target_is_directory=True)
+    store = LocalStore(link)
+    store.set("a/b", b"v")
+    assert (root / "a" / "b").read_bytes() == b"v"
+    assert store == LocalStore(root)
+    store.erase_prefix("")
+    assert link.is_symlink()
+    assert root.is_dir()
+    assert _files(root) == {}
+
+
+# -- atomic writes ----------------------------------------------------------------------
+
+
+def test_no_temporary_file_left_after_write(root: Path) -> None:
+    store = LocalStore(root)
+    for i in range(5):
+        store.set(f"a/{i}", b"x" * (i * 1000))
+    store.set("a/0", b"overwritten")
+    assert store.list() == [f"a/{i}" for i in range(5)]
+    assert sorted(_files(root)) == [f"a/{i}" for i in range(5)]
+    assert not [p for p in root.rglob("*") if p.name.startswith(TEMP_PREFIX)]
+
+
+def test_failed_replace_keeps_old_value(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(root)
+    store.set("a/k", b"old value")
+
+    def failing_replace(src: str, dst: str) -> None:
+        assert Path(src).name.startswith(TEMP_PREFIX)
+        assert Path(src).read_bytes() == b"new value"  # fully written before the rename
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(local_module.os, "replace", failing_replace)
+    with pytest.raises(StoreError, match="a/k") as info:
+        store.set("a/k", b"new value")
+    assert isinstance(info.value, OSError)
+    monkeypatch.undo()
+    assert store.get("a/k") == b"old value"
+    assert _files(root) == {"a/k": b"old value"}
+    assert store.list() == ["a/k"]
+
+
+def test_interrupted_write_cleans_up(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(root)
+    store.set("k", b"old")
+
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(local_module.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.set("k", b"new")
+    monkeypatch.undo()
+    assert _files(root) == {"k": b"old"}
+
+
+def test_stale_temporary_files_are_not_keys(root: Path) -> None:
+    (root / "a").mkdir()
+    (root / (TEMP_PREFIX + "dead")).write_bytes(b"partial")
+    (root / "a" / (TEMP_PREFIX + "dead")).write_bytes(b"partial")
+    store = LocalStore(root)
+    store.set("a/k", b"v")
+    assert store.list() == ["a/k"]
+    assert store.list_prefix("a/") == ["a/k"]
+    assert store.list_dir("") == ([], ["a/"])
+    assert store.list_dir("a/") == (["a/k"], [])
+    with pytest.raises(InvalidKeyError):
+        store.get(TEMP_PREFIX + "dead")
+    store.erase_prefix("")
+    assert list(root.iterdir()) == []
+
+
+def test_write_below_an_existing_key_is_a_store_error(root: Path) -> None:
+    store = LocalStore(root)
+    store.set("a", b"file")
+    with pytest.raises(StoreError, match="a/b"):
+        store.set("a/b", b"cannot be a file and a directory")
+    assert _files(root) == {"a": b"file"}
+
+
+def test_write_over_a_prefix_is_a_store_error(root: Path) -> None:
+    store = LocalStore(root)
+    store.set("a/b", b"v")
+    with pytest.raises(StoreError, match="'a'"):
+        store.set("a", b"cannot replace a directory")
+    assert _files(root) == {"a/b": b"v"}
+
+
+# -- listing ----------------------------------------------------------------------------
+
+
+def test_empty_directories_are_not_prefixes(root: Path) -> None:
+    (root / "empty" / "nested").mkdir(parents=True)
+    (root / "full").mkdir()
+    (root / "full" / "k").write_bytes(b"v")
+    store = LocalStore(root)
+    assert store.list_dir("") == ([], ["full/"])
+    assert store.list() == ["full/k"]
+
+
+def test_fifo_neither_hangs_nor_lists(root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    store = LocalStore(root)
+    assert store.get("pipe") is None
+    assert store.get("pipe", ByteRange(-1)) is None
+    assert store.list() == []
+
+
+def test_names_that_are_not_keys_are_not_listed(root: Path) -> None:
+    (root / "back\\slash").write_bytes(b"x")
+    (root / "line\nbreak").write_bytes(b"x")
+    (root / "ok").write_bytes(b"x")
+    assert LocalStore(root).list() == ["ok"]
+
+
+def test_erase_removes_empty_directories_but_not_root(root: Path) -> None:
+    store = LocalStore(root)
+    store.set("a/b/c/d", b"v")
+    store.set("a/x", b"v")
+    store.erase("a/b/c/d")
+    assert not (root / "a" / "b").exists()
+    assert (root / "a" / "x").exists()
+    store.erase("a/x")
+    assert root.is_dir()
+    assert list(root.iterdir()) == []
+
+
+def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(root)
+    keys = [f"c/{i}" for i in range(32)]
+    for key in keys:
+        store.set(key, key.encode())
+    threads = set()
+    real_read = local_module._read
+
+    def recording_read(*args: object) -> bytes | None:
+        threads.add(threading.current_thread().name)
+        return real_read(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(local_module, "_read", recording_read)
+    assert store.get_many([(k, None) for k in keys]) == [k.encode() for k in keys]
+    assert all(name.startswith("zarrx-read") for name in threads)
+    threads.clear()
+    assert store.get_many([("c/1", None)]) == [b"c/1"]
+    assert threads == {"MainThread"}
+
+
+# -- the fence: nothing outside the root is read, written or deleted ---------------------
+
+
+def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path) -> None:
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "inside").write_bytes(b"mine")
+    store = LocalStore(root)
+    before = _files(outside)
+    for operation in (
+        lambda: store.get("link/secret"),
+        lambda: store.get("link/secret", ByteRange(0, 3)),
+        lambda: store.get_many([("inside", None), ("link/secret", None)]),
+        lambda: store.exists("link/secret"),
+        lambda: store.set("link/new", b"x"),
+        lambda: store.set("link/secret", b"overwritten"),
+        lambda: store.set("link/sub/deeper/new", b"x"),
+        lambda: store.erase("link/secret"),
+        lambda: store.erase("link/sub/deep"),
+        lambda: store.erase_prefix("link/"),
+        lambda: store.erase_prefix("link/sub/"),
+        lambda: store.list_prefix("link/"),
+        lambda: store.list_dir("link/"),
+    ):
+        with pytest.raises(InvalidKeyError, match="outside the store root"):
+            operation()
+    assert _files(outside) == before
+    assert store.list() == ["inside"]
+    assert store.list_dir("") == (["inside"], [])
+
+
+def test_symlinked_file_out_of_store_is_refused(root: Path, outside: Path) -> None:
+    (root / "a").mkdir()
+    (root / "a" / "leak").symlink_to(outside / "secret")
+    store = LocalStore(root)
+    with pytest.raises(InvalidKeyError):
+        store.get("a/leak")
+    with pytest.raises(InvalidKeyError):
+        store.set("a/leak", b"overwritten")
+    with pytest.raises(InvalidKeyError):
+        store.erase("a/leak")
+    assert store.list() == []
+    assert (outside / "secret").read_bytes() == b"precious"
+
+
+def test_erase_prefix_root_unlinks_links_without_following(root: Path, outside: Path) -> None:
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "d").mkdir()
+    (root / "d" / "nested-link").symlink_to(outside, target_is_directory=True)
+    (root / "d" / "file-link").symlink_to(outside / "secret")
+    (root / "d" / "k").write_bytes(b"v")
+    before = _files(outside)
+    LocalStore(root).erase_prefix("")
+    assert root.is_dir()
+    assert list(root.iterdir()) == []
+    assert _files(outside) == before
+
+
+def test_erase_prefix_keeps_root(root: Path, tmp_path: Path) -> None:
+    store = LocalStore(root)
+    store.set("a/b", b"v")
+    store.set("c", b"v")
+    (tmp_path / "sibling").write_bytes(b"keep")
+    store.erase_prefix("")
+    assert root.is_dir()
+    assert list(root.iterdir()) == []
+    assert (tmp_path / "sibling").read_bytes() == b"keep"
+
+
+def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path) -> None:
+    (root / "real").mkdir()
+    (root / "real" / "k").write_bytes(b"v")
+    (root / "alias").symlink_to(root / "real", target_is_directory=True)
+    store = LocalStore(root)
+    assert store.get("alias/k") == b"v"
+    assert store.list() == ["real/k"]  # linked directories are not walked (no cycles)
+    store.erase_prefix("alias/")
+    assert not (root / "alias").exists()
+    assert (root / "real" / "k").read_bytes() == b"v"
+
+
+def test_symlink_to_root_is_refused(root: Path) -> None:
+    (root / "k").write_bytes(b"v")
+    (root / "self").symlink_to(root, target_is_directory=True)
+    store = LocalStore(root)
+    with pytest.raises(InvalidKeyError):
+        store.erase_prefix("self/")
+    with pytest.raises(InvalidKeyError):
+        store.get("self")
+    assert (root / "k").read_bytes() == b"v"
+    assert store.list() == ["k"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "argument"),
+    [
+        ("erase", "/"),
+        ("erase", "../x"),
+        ("erase", "a/../../x"),
+        ("erase", "/x"),
+        ("erase_prefix", "../"),
+        ("erase_prefix", "/"),
+        ("erase_prefix", "a/../../"),
+        ("set", "../x"),
+        ("get", "../x"),
+    ],
+)
+def test_escaping_keys_delete_nothing(
+    root: Path, tmp_path: Path, operation: str, argument: str
+) -> None:
+    (tmp_path / "x").write_bytes(b"outside")
+    store = LocalStore(root)
+    store.set("a/b", b"inside")
+    args = (argument, b"v") if operation == "set" else (argument,)
+    with pytest.raises(InvalidKeyError):
+        getattr(store, operation)(*args)
+    assert (tmp_path / "x").read_bytes() == b"outside"
+    assert _files(root) == {"a/b": b"inside"}
+
+
+@pytest.mark.parametrize("key", BAD_KEYS)
+def test_invalid_keys_refused_before_any_io(
+    root: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    def no_io(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"I/O attempted with an invalid key {key!r}")
+
+    store = LocalStore(root)
+    operations = (
+        lambda: store.get(key),
+        lambda: store.get_many([(key, None)]),
+        lambda: store.exists(key),
+        lambda: store.set(key, b"v"),
+        lambda: store.erase(key),
+        lambda: store.erase_prefix(key + "/"),  # a prefix is a valid key plus "/"
+        lambda: store.list_prefix(key + "/"),
+        lambda: store.list_dir(key + "/"),
+    )
+    with monkeypatch.context() as patch:
+        for name in ("open", "unlink", "rmdir", "makedirs", "replace", "scandir", "lstat"):
+            patch.setattr(local_module.os, name, no_io)
+        patch.setattr(local_module.os.path, "realpath", no_io)
+        patch.setattr(shutil, "rmtree", no_io)
+        patch.setattr("builtins.open", no_io)
+        for operation in operations:
+            with pytest.raises(InvalidKeyError):
+                operation()
+    assert list(root.iterdir()) == []
+
+
+def test_from_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert LocalStore.from_url(f"file://{tmp_path}", read_only=False) == LocalStore(tmp_path)
+    ro = LocalStore.from_url(f"file://{tmp_path}", read_only=True)
+    assert ro.read_only
+    assert LocalStore.from_url(f"file://localhost{tmp_path}") == LocalStore(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert LocalStore.from_url("file://rel/dir") == LocalStore(tmp_path / "rel" / "dir")
+    with pytest.raises(TypeError, match="storage_options"):
+        LocalStore.from_url(f"file://{tmp_path}", storage_options={"anon": True})
+    with pytest.raises(ValueError, match="file://"):
+        LocalStore.from_url("file://")
+    with pytest.raises(ValueError, match="file://"):
+        LocalStore.from_url(f"s3://{tmp_path}")
+
+
+@pytest.mark.filterwarnings("ignore:This process .* fork:DeprecationWarning")
+def test_get_many_after_fork(root: Path) -> None:
+    """A forked child (multiprocessing, dask) must not wait on its parent's read threads."""
+    store = LocalStore(root)
+    keys = [f"c/{i}" for i in range(16)]
+    for key in keys:
+        store.set(key, key.encode())
+    requests = [(k, None) for k in keys]
+    assert store.get_many(requests) == [k.encode() for k in keys]
+    pool = local_module._read_pool()
+    barrier = threading.Barrier(local_module._MAX_READ_THREADS)
+    list(pool.map(lambda _: barrier.wait(timeout=10), range(barrier.parties)))  # all threads up
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if the reads complete
+        signal.alarm(20)
+        ok = store.get_many(requests) == [k.encode() for k in keys]
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

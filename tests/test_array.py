@@ -1,0 +1,139 @@
+"""Array reads and writes against NumPy, on random shapes, chunkings and selections."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zarrx
+from tests.selection.test_normalize import shapes_and_selections
+from zarrx.storage import MemoryStore
+
+CODECS = [
+    {"compressors": None},
+    {"compressors": "auto"},
+    {"compressors": {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 3,
+                                                        "shuffle": "shuffle"}}},
+    {"compressors": [{"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}],
+     "serializer": {"name": "bytes", "configuration": {"endian": "big"}}},
+    {"order": "F"},
+]
+
+
+@st.composite
+def arrays_and_selections(draw):
+    shape, selection = draw(shapes_and_selections())
+    chunks = tuple(draw(st.integers(1, max(n, 1) + 2)) for n in shape)
+    dtype = draw(st.sampled_from(["int16", "float32", "float64", "uint8", "complex64", "bool"]))
+    options = draw(st.sampled_from(CODECS))
+    return shape, chunks, dtype, options, selection
+
+
+def _data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.asarray(rng.integers(0, 100, size=shape) * 1.5).astype(dtype)
+
+
+@settings(max_examples=150, deadline=None)
+@given(arrays_and_selections())
+def test_read_matches_numpy(case):
+    shape, chunks, dtype, options, selection = case
+    data = _data(shape, dtype)
+    a = zarrx.create_array(MemoryStore(), shape=shape, dtype=dtype, chunks=chunks, **options)
+    a[...] = data
+    expected = data[selection]
+    got = a[selection]
+    assert type(got) is type(expected)
+    assert np.shape(got) == np.shape(expected)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(np.asarray(a), data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(arrays_and_selections(), st.integers(0, 2**16))
+def test_write_matches_numpy(case, seed):
+    shape, chunks, dtype, options, selection = case
+    data = _data(shape, dtype)
+    a = zarrx.create_array(MemoryStore(), shape=shape, dtype=dtype, chunks=chunks,
+                           fill_value=True if dtype == "bool" else 3, **options)
+    a[...] = data
+    expected = data.copy()
+    value = _data(np.shape(expected[selection]), dtype, seed)
+    expected[selection] = value
+    a[selection] = value
+    np.testing.assert_array_equal(np.asarray(a), expected)
+
+
+def test_missing_chunks_read_as_fill_value():
+    a = zarrx.create_array(MemoryStore(), shape=(10, 10), dtype="float32", chunks=(3, 4),
+                           fill_value=-1.5)
+    np.testing.assert_array_equal(a[...], np.full((10, 10), -1.5, "float32"))
+    a[4:6, 4:6] = 2
+    expected = np.full((10, 10), -1.5, "float32")
+    expected[4:6, 4:6] = 2
+    np.testing.assert_array_equal(a[...], expected)
+
+
+def test_chunks_equal_to_fill_are_not_written():
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(8,), dtype="int32", chunks=(4,), fill_value=7)
+    a[:] = 7
+    assert [k for k in store.list() if k != "zarr.json"] == []
+    a[:] = np.arange(8)
+    assert sorted(k for k in store.list() if k != "zarr.json") == ["c/0", "c/1"]
+    a[4:] = 7  # the second chunk is back to the fill value: erased
+    assert sorted(k for k in store.list() if k != "zarr.json") == ["c/0"]
+    with zarrx.config.set(write_empty_chunks=True):
+        a[4:] = 7
+    assert sorted(k for k in store.list() if k != "zarr.json") == ["c/0", "c/1"]
+
+
+def test_zero_d_array():
+    a = zarrx.create_array(MemoryStore(), shape=(), dtype="float64", fill_value=1.0)
+    assert a[()] == 1.0
+    a[...] = 4.5
+    assert a[()] == 4.5
+    assert a[...].shape == ()
+    assert a.store.get("c") is not None
+    with pytest.raises(TypeError, match="unsized"):
+        len(a)
+
+
+def test_zero_length_dimension():
+    a = zarrx.create_array(MemoryStore(), shape=(0, 5), dtype="int8", chunks=(2, 2))
+    assert a[...].shape == (0, 5)
+    a[...] = np.zeros((0, 5))
+    assert np.asarray(a).shape == (0, 5)
+
+
+def test_array_protocol_and_len():
+    a = zarrx.create_array(MemoryStore(), shape=(6, 4), dtype="int32", chunks=(4, 4))
+    a[...] = np.arange(24).reshape(6, 4)
+    assert len(a) == 6
+    as_float = np.asarray(a, dtype="float64")
+    assert as_float.dtype == np.float64
+    np.testing.assert_array_equal(as_float, np.arange(24).reshape(6, 4))
+    with pytest.raises(ValueError, match="copy=False"):
+        a.__array__(copy=False)
+    np.testing.assert_array_equal(np.array(list(a)), np.arange(24).reshape(6, 4))
+
+
+def test_dask_from_array():
+    import dask.array as da
+
+    a = zarrx.create_array(MemoryStore(), shape=(20, 20), dtype="float64", chunks=(5, 5))
+    data = np.arange(400, dtype="float64").reshape(20, 20)
+    a[...] = data
+    d = da.from_array(a, chunks=a.chunks)
+    assert float(d.sum().compute()) == data.sum()
+    np.testing.assert_array_equal(d[::3, 2:].compute(), data[::3, 2:])
+
+
+def test_huge_shape_indexes_exactly():
+    n = 2**62
+    a = zarrx.create_array(MemoryStore(), shape=(n,), dtype="uint8", chunks=(2**31,))
+    a[n - 2:] = [1, 2]
+    assert a[n - 1] == 2
+    assert a.nchunks == 2**31
+    assert list(a[n - 3 :]) == [0, 1, 2]
+    assert a.store.list_prefix("c/") == [f"c/{(n - 2) // 2**31}"]

@@ -1,0 +1,252 @@
+"""The ``blosc`` codec: Blosc 1 frames (shuffle + a fast compressor, in blocks).
+
+- Spec: https://zarr-specs.readthedocs.io/en/latest/v3/codecs/blosc/index.html
+- v3 name: ``blosc``
+- v2 id: ``blosc`` (``numcodecs.Blosc``)
+- Draft URI: ``https://purl.org/zarr/spec/codec/blosc/1.0``
+- Known incompatibilities: none in the data (zarrx writes what numcodecs and zarr-python
+  write, byte for byte). ``snappy`` is accepted only when the installed c-blosc has it
+  (the numcodecs wheels do not). Reading is lenient where other writers differ:
+  ``shuffle`` may be the integer of Zarr v2 / the 2020 draft (0, 1, 2; -1 for automatic),
+  and absent ``typesize`` / ``shuffle`` are filled by :meth:`BloscCodec.evolve` as
+  zarr-python 3.1 does (``typesize`` = item size; ``shuffle`` = ``"bitshuffle"`` for 1-byte
+  items, ``"shuffle"`` otherwise). Other defaults follow zarr-python: ``cname`` ``"zstd"``,
+  ``clevel`` 5, ``blocksize`` 0 (automatic).
+
+Library: numcodecs' c-blosc 1, the library zarr-python and numcodecs write with, for both
+directions: ``blosc_compress_ctx`` / ``blosc_decompress_ctx`` with one internal thread and
+the GIL released (the engine parallelises across chunks), decoding straight into a
+preallocated buffer. numcodecs' global-context path (a process-wide lock and thread pool)
+is switched off with ``numcodecs.blosc.use_threads = False``, as zarr-python does on import.
+python-blosc2 is *not* used to decode: as of 4.14 it returns wrong trailing bytes for
+Blosc 1 bit-shuffled frames whose size is not a multiple of ``8 * typesize``. c-blosc 1 is
+not told the input length, so the header's ``nbytes`` and ``cbytes`` are checked against
+``max_size`` and the input length before anything is allocated or decompressed.
+
+Configuration example::
+
+    >>> import numpy as np
+    >>> from zarrx.abc.codec import ChunkSpec
+    >>> codec = BloscCodec.from_config({"cname": "lz4", "clevel": 5})
+    >>> spec = ChunkSpec((100,), np.dtype("float32"), np.float32(0))
+    >>> codec.evolve(spec).to_dict()  # doctest: +NORMALIZE_WHITESPACE
+    {'name': 'blosc', 'configuration': {'typesize': 4, 'cname': 'lz4', 'clevel': 5,
+     'shuffle': 'shuffle', 'blocksize': 0}}
+    >>> data = np.arange(100, dtype="float32").tobytes()
+    >>> bytes(codec.decode(codec.evolve(spec).encode(data), max_size=400)) == data
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
+from zarrx.codecs.bytes import as_byte_view
+from zarrx.errors import CodecError, MetadataError
+
+CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
+SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+#: BLOSC_MAX_OVERHEAD: a Blosc 1 frame is at most its input plus this header.
+MAX_OVERHEAD = 16
+#: BLOSC_MAX_BUFFERSIZE: the largest input Blosc 1 compresses.
+MAX_BUFFERSIZE = 2**31 - 1 - MAX_OVERHEAD
+_FIELDS = ("typesize", "cname", "clevel", "shuffle", "blocksize")
+_HEADER = struct.Struct("<III")  # nbytes, blocksize, cbytes at offset 4
+
+_lib: ModuleType | None = None
+
+
+def _load() -> ModuleType:
+    """numcodecs.blosc, configured for calls from many threads at once."""
+    global _lib
+    if _lib is None:
+        import numcodecs.blosc
+
+        # The *_ctx calls: one internal thread, no global context, no lock. A process-wide
+        # flag, set once (zarr-python sets it on import); numcodecs also takes this path
+        # on its own in any thread but the main one.
+        numcodecs.blosc.use_threads = False
+        _lib = numcodecs.blosc
+    return _lib
+
+
+def _available_cnames() -> tuple[str, ...]:
+    return tuple(_load().list_compressors())
+
+
+def _error(field: str, message: str) -> MetadataError:
+    return MetadataError(f"codec 'blosc': configuration field {field!r} {message}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class BloscCodec(BytesBytesCodec):
+    """Blosc 1 compression; ``typesize`` and ``shuffle`` may be left for :meth:`evolve`."""
+
+    name: ClassVar[str] = "blosc"
+    aliases: ClassVar[tuple[str, ...]] = ("https://purl.org/zarr/spec/codec/blosc/1.0",)
+
+    cname: str = "zstd"
+    clevel: int = 5
+    #: ``"noshuffle"``, ``"shuffle"``, ``"bitshuffle"``, or ``None``: chosen by :meth:`evolve`.
+    shuffle: str | None = None
+    #: Item size in bytes for the shuffle, or ``None``: the dtype's, set by :meth:`evolve`.
+    typesize: int | None = None
+    #: Block size in bytes; 0 lets Blosc choose.
+    blocksize: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cname, str) or self.cname not in CNAMES:
+            raise _error("cname", f"must be one of {', '.join(CNAMES)}; got {self.cname!r}")
+        if self.cname == "snappy" and "snappy" not in _available_cnames():
+            raise _error("cname", "is 'snappy', which the installed c-blosc does not support")
+        if not _is_int(self.clevel) or not 0 <= self.clevel <= 9:
+            raise _error("clevel", f"must be an integer from 0 to 9, got {self.clevel!r}")
+        shuffle = self.shuffle
+        if _is_int(shuffle):
+            # Zarr v2 and the 2020 draft write the shuffle as numcodecs' integer.
+            if shuffle not in (-1, 0, 1, 2):
+                raise _error("shuffle", f"must be -1, 0, 1 or 2 as an integer, got {shuffle}")
+            object.__setattr__(self, "shuffle", None if shuffle == -1 else SHUFFLES[shuffle])
+        elif shuffle is not None and (not isinstance(shuffle, str) or shuffle not in SHUFFLES):
+            raise _error("shuffle", f"must be one of {', '.join(SHUFFLES)}; got {shuffle!r}")
+        if self.typesize is not None and (not _is_int(self.typesize) or self.typesize < 1):
+            raise _error("typesize", f"must be a positive integer, got {self.typesize!r}")
+        if not _is_int(self.blocksize) or self.blocksize < 0:
+            raise _error(
+                "blocksize",
+                f"must be a non-negative integer (0: automatic), got {self.blocksize!r}",
+            )
+
+    @classmethod
+    def from_config(cls, configuration: Mapping[str, Any]) -> Self:
+        if not isinstance(configuration, Mapping):
+            raise MetadataError(
+                f"codec 'blosc': configuration must be an object, got {configuration!r}"
+            )
+        unknown = set(configuration) - set(_FIELDS)
+        if unknown:
+            raise MetadataError(
+                f"codec 'blosc': unknown configuration field(s) {sorted(unknown)!r}; "
+                f"expected {', '.join(_FIELDS)}"
+            )
+        for field in ("typesize", "shuffle"):
+            if field in configuration and configuration[field] is None:
+                raise _error(field, "must not be null")
+        return cls(**configuration)
+
+    def to_config(self) -> dict[str, Any]:
+        # zarr-python's key order; fields still left to evolve() are omitted.
+        config: dict[str, Any] = {}
+        if self.typesize is not None:
+            config["typesize"] = self.typesize
+        config["cname"] = self.cname
+        config["clevel"] = self.clevel
+        if self.shuffle is not None:
+            config["shuffle"] = self.shuffle
+        config["blocksize"] = self.blocksize
+        return config
+
+    def evolve(self, spec: ChunkSpec) -> Self:
+        if self.typesize is not None and self.shuffle is not None:
+            return self
+        dtype = spec.dtype
+        itemsize = 1 if dtype.hasobject or dtype.kind == "T" else max(dtype.itemsize, 1)
+        return dataclasses.replace(
+            self,
+            typesize=itemsize if self.typesize is None else self.typesize,
+            shuffle=(
+                ("bitshuffle" if itemsize == 1 else "shuffle")
+                if self.shuffle is None
+                else self.shuffle
+            ),
+        )
+
+    def encode(self, data: Buffer) -> Buffer:
+        view = as_byte_view(data, "blosc")
+        if view.nbytes > MAX_BUFFERSIZE:
+            raise CodecError(
+                f"codec 'blosc': cannot compress {view.nbytes} bytes; Blosc 1 takes at most "
+                f"{MAX_BUFFERSIZE} per chunk"
+            )
+        # Not evolved: zarr-python's placeholders (typesize 1, bitshuffle).
+        shuffle = SHUFFLES.index(self.shuffle or "bitshuffle")
+        try:
+            return _load().compress(
+                view,
+                self.cname.encode("ascii"),
+                self.clevel,
+                shuffle,
+                self.blocksize,
+                self.typesize or 1,
+            )
+        except (RuntimeError, ValueError) as e:
+            raise CodecError(f"codec 'blosc': compression failed: {e}") from e
+
+    def decode(self, data: Buffer, max_size: int | None) -> Buffer:
+        view = as_byte_view(data, "blosc")
+        nbytes = _check_header(view, max_size)
+        out = np.empty(nbytes, dtype=np.uint8)
+        _decompress_into(view, out, nbytes)
+        return out
+
+    def decode_into(self, data: Buffer, out: Buffer) -> None:
+        """Decode into ``out``, a writable contiguous buffer of exactly the decoded size."""
+        view = as_byte_view(data, "blosc")
+        target = memoryview(out)
+        if target.readonly or not target.c_contiguous:
+            raise CodecError("codec 'blosc': the output buffer must be writable and contiguous")
+        target = as_byte_view(target, "blosc")
+        nbytes = _check_header(view, target.nbytes)
+        if nbytes != target.nbytes:
+            raise CodecError(
+                f"codec 'blosc': the data decompresses to {nbytes} bytes, expected {target.nbytes}"
+            )
+        _decompress_into(view, target, nbytes)
+
+    def max_encoded_size(self, n: int) -> int:
+        # c-blosc 1 falls back to a plain copy after the 16-byte header when it cannot
+        # compress, so the frame never exceeds n + BLOSC_MAX_OVERHEAD.
+        return n + MAX_OVERHEAD
+
+
+def _check_header(view: memoryview, max_size: int | None) -> int:
+    """Validate the frame header against the input and ``max_size``; return ``nbytes``."""
+    n = len(view)
+    if n < MAX_OVERHEAD:
+        raise CodecError(
+            f"codec 'blosc': truncated data ({n} bytes, shorter than the 16-byte header)"
+        )
+    nbytes, _, cbytes = _HEADER.unpack_from(view, 4)
+    if cbytes > n:
+        raise CodecError(
+            f"codec 'blosc': truncated data (the header states {cbytes} bytes, got {n})"
+        )
+    if cbytes < MAX_OVERHEAD:
+        raise CodecError(f"codec 'blosc': corrupt header (compressed size {cbytes})")
+    if max_size is not None and nbytes > max_size:
+        raise CodecError(
+            f"codec 'blosc': the header states {nbytes} decompressed bytes, more than the "
+            f"expected {max_size}"
+        )
+    return nbytes
+
+
+def _decompress_into(view: memoryview, out: Any, nbytes: int) -> None:
+    if nbytes == 0:
+        return
+    try:
+        # blosc_decompress_ctx(src, dest, nbytes, 1): one thread, GIL released.
+        _load().decompress(view, out)
+    except (RuntimeError, ValueError) as e:
+        raise CodecError(f"codec 'blosc': corrupt data: {e}") from e

@@ -1,0 +1,167 @@
+"""The codec chain of an array: array→array codecs, one array→bytes codec, bytes→bytes codecs.
+
+A :class:`CodecPipeline` is built once per array from its metadata; :meth:`prepare` resolves
+it for one chunk shape (dtype-dependent defaults, intermediate specs and the size bound each
+bytes→bytes decoder may produce) and the result is cached and reused for every chunk of
+that shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from zarrx import registry
+from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
+from zarrx.errors import CodecError, MetadataError
+
+
+def codec_from_json(value: Any, *, where: str) -> Codec:
+    """Build a codec from its metadata form (``{"name": ..., "configuration": ...}``)."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
+        raise MetadataError(f"{where}: a codec must be an object with a 'name', got {value!r}")
+    extra = set(value) - {"name", "configuration"}
+    if extra:
+        raise MetadataError(f"{where}: codec {value['name']!r} has unknown keys {sorted(extra)}")
+    config = value.get("configuration", {})
+    if not isinstance(config, Mapping):
+        raise MetadataError(f"{where}: configuration of codec {value['name']!r} must be an object")
+    cls = registry.codecs.get(value["name"])
+    try:
+        return cls.from_config(config)
+    except MetadataError as e:
+        raise type(e)(f"{where}: {e}") from None
+
+
+def coerce_codec(value: Any, *, where: str) -> Codec:
+    """Accept a codec object, a metadata dict or a numcodecs codec."""
+    if isinstance(value, Codec):
+        return value
+    if hasattr(value, "get_config") and hasattr(value, "codec_id"):
+        config = dict(value.get_config())
+        codec_id = config.pop("id")
+        cls = registry.codecs.find(codec_id) or registry.codecs.get(f"numcodecs.{codec_id}")
+        return cls.from_config(config)
+    return codec_from_json(value, where=where)
+
+
+@dataclass(frozen=True)
+class PreparedChain:
+    """A pipeline resolved for one chunk spec: ready to encode and decode chunks."""
+
+    spec: ChunkSpec
+    array_array: tuple[tuple[ArrayArrayCodec, ChunkSpec], ...]
+    array_bytes: ArrayBytesCodec
+    bytes_spec: ChunkSpec
+    bytes_bytes: tuple[tuple[BytesBytesCodec, int | None], ...]  # (codec, max decoded size)
+
+    def decode(self, data: Any) -> np.ndarray:
+        """Stored bytes → array of ``spec.shape`` (any byte order or strides; maybe read-only)."""
+        for codec, max_size in reversed(self.bytes_bytes):
+            data = codec.decode(data, max_size)
+        chunk = self.array_bytes.decode(data, self.bytes_spec)
+        for codec, spec in reversed(self.array_array):
+            chunk = codec.decode(chunk, spec)
+        if chunk.shape != self.spec.shape:
+            raise CodecError(
+                f"decoded chunk has shape {chunk.shape}, expected {self.spec.shape}"
+            )
+        return chunk
+
+    def encode(self, chunk: np.ndarray) -> Any:
+        for codec, spec in self.array_array:
+            chunk = codec.encode(chunk, spec)
+        data = self.array_bytes.encode(chunk, self.bytes_spec)
+        for codec, _ in self.bytes_bytes:
+            data = codec.encode(data)
+        return data
+
+
+class CodecPipeline:
+    """An array's codecs, validated for order: array→array*, array→bytes, bytes→bytes*."""
+
+    def __init__(self, codecs: Sequence[Codec], *, where: str = "array") -> None:
+        self.where = where
+        stage = 0
+        array_bytes = [c for c in codecs if isinstance(c, ArrayBytesCodec)]
+        if len(array_bytes) != 1:
+            raise MetadataError(
+                f"{where}: codecs must contain exactly one array→bytes codec (such as 'bytes'), "
+                f"found {len(array_bytes)}: {[c.name for c in codecs]}"
+            )
+        for codec in codecs:
+            order = (
+                0 if isinstance(codec, ArrayArrayCodec)
+                else 1 if isinstance(codec, ArrayBytesCodec)
+                else 2 if isinstance(codec, BytesBytesCodec)
+                else -1
+            )
+            if order < 0:
+                raise MetadataError(f"{where}: {codec!r} is not a codec")
+            if order < stage:
+                raise MetadataError(
+                    f"{where}: codec {codec.name!r} is out of order; expected array→array codecs, "
+                    f"then one array→bytes codec, then bytes→bytes codecs, got "
+                    f"{[c.name for c in codecs]}"
+                )
+            stage = order
+        self.codecs: tuple[Codec, ...] = tuple(codecs)
+        self._prepare = lru_cache(maxsize=64)(self._prepare_uncached)
+
+    @classmethod
+    def from_json(cls, value: Any, *, where: str) -> CodecPipeline:
+        if not isinstance(value, list | tuple) or not value:
+            raise MetadataError(f"{where}: 'codecs' must be a non-empty list, got {value!r}")
+        return cls([codec_from_json(v, where=where) for v in value], where=where)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [c.to_dict() for c in self.codecs]
+
+    def evolve(self, spec: ChunkSpec) -> CodecPipeline:
+        """The pipeline with dtype-dependent defaults filled in (what metadata should record)."""
+        out: list[Codec] = []
+        for codec in self.codecs:
+            codec = codec.evolve(spec)
+            codec.validate(spec)
+            out.append(codec)
+            if isinstance(codec, ArrayArrayCodec):
+                spec = codec.resolve_spec(spec)
+        return CodecPipeline(out, where=self.where)
+
+    def prepare(self, spec: ChunkSpec) -> PreparedChain:
+        return self._prepare(spec)
+
+    def _prepare_uncached(self, spec: ChunkSpec) -> PreparedChain:
+        array_array: list[tuple[ArrayArrayCodec, ChunkSpec]] = []
+        array_bytes: ArrayBytesCodec | None = None
+        bytes_codecs: list[BytesBytesCodec] = []
+        current = spec
+        for codec in self.codecs:
+            codec = codec.evolve(current)
+            codec.validate(current)
+            if isinstance(codec, ArrayArrayCodec):
+                array_array.append((codec, current))
+                current = codec.resolve_spec(current)
+            elif isinstance(codec, ArrayBytesCodec):
+                array_bytes = codec
+            else:
+                bytes_codecs.append(codec)  # type: ignore[arg-type]
+        assert array_bytes is not None
+        bound = array_bytes.max_encoded_size(current)
+        bounded: list[tuple[BytesBytesCodec, int | None]] = []
+        for codec in bytes_codecs:
+            bounded.append((codec, bound))
+            bound = None if bound is None else codec.max_encoded_size(bound)
+        return PreparedChain(spec, tuple(array_array), array_bytes, current, tuple(bounded))
+
+    def __iter__(self) -> Iterable[Codec]:
+        return iter(self.codecs)
+
+    def __repr__(self) -> str:
+        return f"CodecPipeline({[c.name for c in self.codecs]})"

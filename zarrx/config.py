@@ -1,0 +1,57 @@
+"""Runtime settings: thread budget and write behaviour.
+
+>>> import zarrx
+>>> with zarrx.config.set(threads=1):
+...     zarrx.config.get("threads")
+1
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_DEFAULTS: dict[str, Any] = {
+    # Threads that decode/encode chunks concurrently (codec internals get one each).
+    "threads": max(1, os.cpu_count() or 1),
+    # Write chunks whose every element equals the fill value (zarr-python's write_empty_chunks).
+    "write_empty_chunks": False,
+    # How many chunks one batched store request fetches before decoding starts.
+    "batch_chunks": 256,
+}
+_settings: dict[str, Any] = dict(_DEFAULTS)
+
+
+def get(name: str) -> Any:
+    """The current value of a setting."""
+    if name not in _settings:
+        raise KeyError(f"unknown zarrx setting {name!r}; known: {sorted(_settings)}")
+    return _settings[name]
+
+
+@contextmanager
+def _restore(previous: dict[str, Any]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _settings.update(previous)
+
+
+def set(**values: Any) -> Any:
+    """Change settings; usable as a context manager that restores them on exit."""
+    unknown = values.keys() - _settings.keys()
+    if unknown:
+        raise KeyError(f"unknown zarrx settings {sorted(unknown)}; known: {sorted(_settings)}")
+    if "threads" in values and (not isinstance(values["threads"], int) or values["threads"] < 1):
+        raise ValueError(f"threads must be a positive integer, got {values['threads']!r}")
+    previous = {k: _settings[k] for k in values}
+    _settings.update(values)
+    return _restore(previous)
+
+
+def reset() -> None:
+    """Back to the defaults."""
+    _settings.clear()
+    _settings.update(_DEFAULTS)

@@ -1,0 +1,134 @@
+"""From the keywords of ``create_array`` to validated array metadata.
+
+Defaults follow zarr-python 3 so that arrays look the same whichever library made them:
+``zstd`` (level 0) as the compressor, ``bytes`` (little endian) as the serializer, the
+``default`` chunk key encoding with ``/``, and a zero fill value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrx import registry
+from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
+from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
+from zarrx.data_types.core import DataType
+from zarrx.errors import MetadataError
+from zarrx.metadata.model import check_product, parse_dimension_names, parse_shape
+from zarrx.metadata.v3 import ArrayMetadataV3
+
+#: Target decoded size of a chunk when ``chunks`` is not given.
+AUTO_CHUNK_BYTES = 1 << 20
+DEFAULT_COMPRESSORS = ({"name": "zstd", "configuration": {"level": 0, "checksum": False}},)
+DEFAULT_SERIALIZER = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """``chunks`` as a tuple of positive ints; ``None``/``"auto"`` guesses ~1 MiB chunks."""
+    if chunks is None or chunks == "auto" or chunks is True:
+        guess = [max(s, 1) for s in shape]
+        while math.prod(guess) * itemsize > AUTO_CHUNK_BYTES and max(guess) > 1:
+            axis = guess.index(max(guess))
+            guess[axis] = -(-guess[axis] // 2)
+        return tuple(guess)
+    if isinstance(chunks, int) and not isinstance(chunks, bool):
+        chunks = (chunks,) * len(shape)
+    if not isinstance(chunks, Sequence) or len(chunks) != len(shape):
+        raise MetadataError(
+            f"chunks {chunks!r} must be an int or a sequence of {len(shape)} ints "
+            f"for shape {shape}"
+        )
+    out = []
+    for c, s in zip(chunks, shape):
+        if c is None or c == -1:
+            c = max(s, 1)
+        if not isinstance(c, int | np.integer) or isinstance(c, bool) or c < 1:
+            raise MetadataError(f"chunk sizes must be positive integers, got {chunks!r}")
+        out.append(int(c))
+    return tuple(out)
+
+
+def _codec_list(value: Any, *, where: str) -> list[Codec]:
+    if value is None:
+        return []
+    if isinstance(value, Mapping | Codec | str) or hasattr(value, "codec_id"):
+        value = [value]
+    return [coerce_codec(v, where=where) for v in value]
+
+
+def array_metadata_v3(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    compressors: Any = "auto",
+    filters: Any = None,
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    order: str = "C",
+    attributes: Mapping[str, Any] | None = None,
+    dimension_names: Any = None,
+    chunk_key_encoding: Any = None,
+    where: str = "array",
+) -> ArrayMetadataV3:
+    """Validated v3 metadata for a new array, codecs evolved for its data type."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = parse_shape(list(shape), where=where)
+    data_type = DataType.from_numpy(dtype)
+    chunk_shape = normalize_chunks(chunks, shape, data_type.dtype.itemsize)
+    check_product(chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
+    grid = registry.chunk_grids.get("regular")(chunk_shape)
+    grid.validate(shape, where)
+
+    if order not in ("C", "F"):
+        raise MetadataError(f"{where}: order must be 'C' or 'F', got {order!r}")
+    array_array = _codec_list(filters, where=where)
+    if order == "F" and len(shape) > 1:
+        transpose = registry.codecs.get("transpose")
+        array_array.append(transpose.from_config({"order": list(range(len(shape)))[::-1]}))
+    for codec in array_array:
+        if not isinstance(codec, ArrayArrayCodec):
+            raise MetadataError(f"{where}: filter {codec.name!r} is not an array→array codec")
+    serializer_codecs = _codec_list(
+        DEFAULT_SERIALIZER if serializer == "auto" else serializer, where=where
+    )
+    if len(serializer_codecs) != 1:
+        raise MetadataError(f"{where}: serializer must be exactly one array→bytes codec")
+    bytes_bytes = _codec_list(
+        DEFAULT_COMPRESSORS if compressors == "auto" else compressors, where=where
+    )
+
+    fill = data_type.coerce_fill(fill_value)
+    pipeline = CodecPipeline(
+        [*array_array, *serializer_codecs, *bytes_bytes], where=where
+    ).evolve(ChunkSpec(chunk_shape, data_type.dtype, fill))
+
+    if chunk_key_encoding is None:
+        chunk_key_encoding = {"name": "default", "configuration": {"separator": "/"}}
+    if isinstance(chunk_key_encoding, Mapping):
+        name = chunk_key_encoding.get("name")
+        encoding = registry.chunk_key_encodings.get(name).from_config(
+            chunk_key_encoding.get("configuration", {})
+        )
+    else:
+        encoding = chunk_key_encoding
+
+    return ArrayMetadataV3(
+        shape=shape,
+        data_type=data_type,
+        chunk_grid=grid,
+        chunk_key_encoding=encoding,
+        fill_value=fill,
+        codecs=pipeline,
+        attributes=dict(attributes or {}),
+        dimension_names=parse_dimension_names(
+            list(dimension_names) if dimension_names is not None else None,
+            len(shape),
+            where=where,
+        ),
+    )

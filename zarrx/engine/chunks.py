@@ -1,0 +1,41 @@
+"""An array as the engine sees it: a store, where its chunks live, and its metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zarrx.abc.codec import ChunkSpec
+from zarrx.abc.store import Store
+from zarrx.data_types.core import fill_bytes
+from zarrx.metadata.model import ArrayMetadata
+
+
+def swap_unit(dtype: np.dtype) -> int:
+    """Bytes per unit to reverse when ``dtype`` is not native (complex: each half)."""
+    if dtype.isnative or dtype.itemsize == 1:
+        return 0
+    return dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+
+
+@dataclass(frozen=True)
+class ChunkStore:
+    """Reads and writes the chunks of one array, format-independently."""
+
+    store: Store
+    data_prefix: str  # e.g. "path/to/array/" (v3), "data/root/path/" (draft)
+    meta: ArrayMetadata
+    node: str  # for messages
+    fill: bytes = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fill", fill_bytes(self.meta.dtype, self.meta.fill_value))
+
+    def key(self, coords: tuple[int, ...]) -> str:
+        return self.data_prefix + self.meta.chunk_key(coords)
+
+    def spec(self, coords: tuple[int, ...]) -> ChunkSpec:
+        grid: Any = self.meta.chunk_grid
+        return ChunkSpec(grid.chunk_shape_at(coords), self.meta.dtype, self.meta.fill_value)

@@ -1,0 +1,58 @@
+"""Writing: whole chunks are encoded from the value directly; partly covered chunks are
+read, modified and written back. A chunk equal to the fill value is erased, not written,
+unless ``write_empty_chunks`` is set."""
+
+from __future__ import annotations
+
+import itertools
+from functools import partial
+from collections.abc import Iterable
+
+import numpy as np
+
+from zarrx import config
+from zarrx._core.assemble import all_equal, copy_strided, fill
+from zarrx.engine.chunks import ChunkStore, swap_unit
+from zarrx.engine.executor import run_all
+from zarrx.engine.plan import ChunkProjection
+from zarrx.engine.read import decode_chunk
+
+
+def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
+    return all(s.start == 0 and s.stop == n and s.step == 1
+               for s, n in zip(p.chunk_selection, shape))
+
+
+def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:
+    """Write ``value`` (shape = selection counts, native dtype) into the chunks."""
+    write_empty = config.get("write_empty_chunks")
+    it = iter(projections)
+    while batch := list(itertools.islice(it, config.get("batch_chunks"))):
+        keys = [cs.key(p.coords) for p in batch]
+        partly = [k for k, p in zip(keys, batch) if not p.complete]
+        old = dict(zip(partly, cs.store.get_many([(k, None) for k in partly])))
+        items = [(p, k, old.get(k)) for p, k in zip(batch, keys)]
+        run_all(partial(_update, cs, value, write_empty), items)
+
+
+def _update(
+    cs: ChunkStore,
+    value: np.ndarray,
+    write_empty: bool,
+    item: tuple[ChunkProjection, str, bytes | None],
+) -> None:
+    """Build one chunk (from its old value when only partly covered) and store it."""
+    p, key, existing = item
+    spec = cs.spec(p.coords)
+    chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
+    if existing is not None:
+        decoded = decode_chunk(cs, p.coords, key, existing)
+        copy_strided(decoded, chunk, swap_unit(decoded.dtype))
+    elif not _covers(p, spec.shape):
+        fill(chunk, cs.fill)
+    copy_strided(value[p.out_selection], chunk[p.chunk_selection])
+    if not write_empty and all_equal(chunk, cs.fill):
+        if existing is not None or p.complete:
+            cs.store.erase(key)
+        return
+    cs.store.set(key, cs.meta.codecs.prepare(spec).encode(chunk))

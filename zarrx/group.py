@@ -1,0 +1,147 @@
+"""Groups: named containers of arrays and groups, with attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from zarrx.array import Array
+from zarrx.errors import InvalidKeyError, NodeNotFoundError
+from zarrx.metadata.io import join_path, metadata_key, node_prefix, read_node
+from zarrx.metadata.json import load_json
+from zarrx.metadata.v3 import node_from_json
+from zarrx.node import Node
+
+
+def node_for(store: Any, path: str, metadata: Any, *, read_only: bool) -> Array | Group:
+    """The Array or Group object for parsed metadata."""
+    cls = Array if metadata.node_type == "array" else Group
+    return cls(store, path, metadata, read_only=read_only)
+
+
+class Group(Node):
+    """A Zarr group. ``g["a/b"]`` opens a descendant; ``g.members()`` lists children."""
+
+    def _child(self, name: str) -> str:
+        return join_path(self._path, name)
+
+    # -- lookup -----------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Array | Group:
+        path = self._child(name)
+        try:
+            meta = read_node(self._store, path)
+        except NodeNotFoundError:
+            raise NodeNotFoundError(f"{self.name!r} has no member {name!r}") from None
+        return node_for(self._store, path, meta, read_only=self._read_only)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except (NodeNotFoundError, InvalidKeyError):
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+        """``(name, node)`` pairs of the children, sorted by name; ``max_depth=None`` recurses
+        (names are then paths relative to this group)."""
+        out: list[tuple[str, Array | Group]] = []
+        self._collect(self, "", max_depth, out)
+        return tuple(out)
+
+    def _collect(
+        self, group: Group, rel: str, depth: int | None, out: list[tuple[str, Array | Group]]
+    ) -> None:
+        _, prefixes = self._store.list_dir(node_prefix(group._path))
+        paths = [p.rstrip("/") for p in prefixes]
+        docs = self._store.get_many([(metadata_key(p), None) for p in paths])
+        for path, raw in sorted(zip(paths, docs)):
+            if raw is None:
+                continue
+            key = metadata_key(path)
+            node = node_for(
+                self._store, path, node_from_json(load_json(raw, where=key), where=key),
+                read_only=self._read_only,
+            )
+            name = f"{rel}{path.rsplit('/', 1)[-1]}"
+            out.append((name, node))
+            if isinstance(node, Group) and (depth is None or depth > 0):
+                self._collect(node, name + "/", None if depth is None else depth - 1, out)
+
+    def keys(self) -> Iterator[str]:
+        return (name for name, _ in self.members())
+
+    def __iter__(self) -> Iterator[str]:
+        return self.keys()
+
+    def __len__(self) -> int:
+        return len(self.members())
+
+    def arrays(self) -> Iterator[tuple[str, Array]]:
+        return ((n, m) for n, m in self.members() if isinstance(m, Array))
+
+    def groups(self) -> Iterator[tuple[str, Group]]:
+        return ((n, m) for n, m in self.members() if isinstance(m, Group))
+
+    def array_keys(self) -> Iterator[str]:
+        return (n for n, _ in self.arrays())
+
+    def group_keys(self) -> Iterator[str]:
+        return (n for n, _ in self.groups())
+
+    # -- creation ---------------------------------------------------------------------------
+    def create_array(self, name: str, **kwargs: Any) -> Array:
+        """Create an array below this group; keywords as :func:`zarrx.create_array`."""
+        from zarrx.api import create_array
+
+        self._check_writable("create an array in")
+        return create_array(self._store, name=self._child(name), **kwargs)
+
+    def create_group(
+        self, name: str, attributes: dict[str, Any] | None = None, overwrite: bool = False
+    ) -> Group:
+        from zarrx.api import create_group
+
+        self._check_writable("create a group in")
+        return create_group(
+            self._store, path=self._child(name), attributes=attributes, overwrite=overwrite,
+            zarr_format=self.zarr_format,
+        )
+
+    def require_group(self, name: str) -> Group:
+        """The group at ``name``, created if absent."""
+        node = self.get(name)
+        if isinstance(node, Group):
+            return node
+        return self.create_group(name)
+
+    def __delitem__(self, name: str) -> None:
+        """Erase the member ``name`` and everything below it."""
+        from zarrx.api import erase_node
+
+        self._check_writable("delete from")
+        if name not in self:
+            raise NodeNotFoundError(f"{self.name!r} has no member {name!r}")
+        erase_node(self._store, self._child(name))
+
+    # -- display -----------------------------------------------------------------------------
+    def tree(self) -> str:
+        """A text tree of the hierarchy below this group, with shapes and dtypes."""
+        lines = [self.name]
+        self._tree_lines(self, "", lines)
+        return "\n".join(lines)
+
+    def _tree_lines(self, group: Group, indent: str, lines: list[str]) -> None:
+        members = group.members()
+        for i, (name, node) in enumerate(members):
+            last = i == len(members) - 1
+            branch = "└── " if last else "├── "
+            if isinstance(node, Array):
+                lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+            else:
+                lines.append(f"{indent}{branch}{name}")
+                self._tree_lines(node, indent + ("    " if last else "│   "), lines)
+
+    def __repr__(self) -> str:
+        return f"<zarrx.Group {self.name!r}>"

@@ -1,0 +1,353 @@
+"""LocalStore: a directory on the local file system, one file per key.
+
+Safety first, because this store deletes files. Every key goes through
+:func:`zarrx.stores.keys.validate_key` and then :meth:`LocalStore._path`, which proves
+that the real path (symlinks resolved) lies inside the real root before any read, write
+or delete; a symlink in the store that leads outside is refused. Deletions never follow
+symlinks, and the root directory itself is never removed.
+
+Writes are atomic: the value goes to a temporary file in the target directory, named
+with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
+then renamed over the target with :func:`os.replace`.
+
+Listings skip temporary files, names that are not valid keys, symlinked directories
+(which could form cycles) and symlinks that resolve outside the root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from zarrx.abc.store import ByteRange, Store
+from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.stores.keys import (
+    TEMP_PREFIX,
+    is_valid_key,
+    resolve_byte_range,
+    validate_key,
+    validate_prefix,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_MIN_CONCURRENT_READS = 4  # below this, thread hand-off costs more than it saves
+_MAX_READ_THREADS = 8
+_POSIX = os.name == "posix"
+_ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+
+_pool: Any = None
+_pool_lock = threading.Lock()
+
+
+def _read_pool() -> Any:
+    """A small executor used only for leaf file reads (its tasks never wait on it)."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                from concurrent.futures import ThreadPoolExecutor  # keep import cheap
+
+                _pool = ThreadPoolExecutor(_MAX_READ_THREADS, thread_name_prefix="zarrx-read")
+    return _pool
+
+
+def _forget_pool() -> None:
+    """A forked child has none of its parent's threads: it must make its own pool."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
+    """Read a regular file, or only the requested part of it; ``None`` if it is absent."""
+    try:
+        # O_NONBLOCK: a FIFO planted in the store must not hang the open.
+        with open(os.open(path, _READ_FLAGS), "rb", buffering=0) as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if byte_range is None:
+                return f.readall()
+            start, stop = resolve_byte_range(byte_range, info.st_size, key)
+            if start:
+                f.seek(start)
+            return f.read(stop - start)
+    except _ABSENT:
+        return None
+    except OSError as error:
+        raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+
+
+class LocalStore(Store):
+    """A directory store: key ``"a/b/c"`` is the file ``root/a/b/c``."""
+
+    def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
+        super().__init__(read_only=read_only)
+        if not os.fspath(root):
+            raise ValueError("LocalStore needs a root directory (use '.' for the current one)")
+        # The real root, resolved once: every path is checked against it.
+        self._root = os.path.realpath(os.fspath(root))
+        self._root_sep = self._root.rstrip(os.sep) + os.sep
+
+    @property
+    def root(self) -> Path:
+        """The resolved root directory."""
+        from pathlib import Path
+
+        return Path(self._root)
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, read_only: bool = False, storage_options: dict[str, Any] | None = None
+    ) -> LocalStore:
+        """``file:///abs/path`` (or ``file://relative/path``) → ``LocalStore(path)``."""
+        if storage_options:
+            raise TypeError(f"storage_options {storage_options!r} are not used by {url!r}")
+        scheme, sep, path = url.partition("://")
+        if scheme.lower() != "file" or not sep or not path:
+            raise ValueError(f"not a file:// URL with a path: {url!r}")
+        if path.startswith("localhost/"):
+            path = path[len("localhost") :]
+        return cls(path, read_only=read_only)
+
+    def with_read_only(self, read_only: bool = False) -> LocalStore:
+        """The same directory with the given ``read_only``."""
+        return type(self)(self._root, read_only=read_only)
+
+    # -- the fence ------------------------------------------------------------------
+    def _inside(self, real: str) -> bool:
+        """Whether the resolved path ``real`` lies strictly inside the root."""
+        try:
+            return real != self._root and os.path.commonpath((self._root, real)) == self._root
+        except ValueError:  # on another drive
+            return False
+
+    def _path(self, key: str) -> str:
+        """The file of ``key``, proven to lie inside the root; the only way to get one."""
+        validate_key(key)
+        path = self._root_sep + (key if os.sep == "/" else key.replace("/", os.sep))
+        if _POSIX and not self._has_link(path):
+            return path
+        real = os.path.realpath(path)
+        if not self._inside(real):
+            raise InvalidKeyError(
+                f"key {key!r} resolves to {real!r}, outside the store root {self._root!r} "
+                "(through a symbolic link?)"
+            )
+        return path
+
+    def _has_link(self, path: str) -> bool:
+        """Whether the root, or a component of ``path`` below it, may be a symlink.
+
+        The root was resolved when the store was made and a valid key has no ``..``, so
+        only such a link can lead out. ``lstat`` of each existing component finds one
+        several times faster than ``realpath``, which walks every component from ``/``;
+        when there is a link, :meth:`_path` lets ``realpath`` and ``commonpath`` decide.
+        (Windows junctions are not ``S_ISLNK``: there :meth:`_path` always resolves.)
+        """
+        end = len(self._root)  # the root itself first, then each component below it
+        while True:
+            try:
+                if stat.S_ISLNK(os.lstat(path[:end] or os.sep).st_mode):
+                    return True
+            except (FileNotFoundError, NotADirectoryError):
+                return False  # nothing exists from here on, so no link either
+            except OSError:
+                return True  # cannot tell: let realpath decide
+            if end == len(path):
+                return False
+            next_sep = path.find(os.sep, end + 1)
+            end = len(path) if next_sep < 0 else next_sep
+
+    # -- readable -----------------------------------------------------------------
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        return _read(self._path(key), byte_range, key)
+
+    def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
+        """Reads run concurrently when there are several (file reads release the GIL)."""
+        jobs = [(self._path(key), byte_range, key) for key, byte_range in requests]
+        if len(jobs) < _MIN_CONCURRENT_READS:
+            return [_read(*job) for job in jobs]
+        return list(_read_pool().map(lambda job: _read(*job), jobs))
+
+    def exists(self, key: str) -> bool:
+        return os.path.isfile(self._path(key))
+
+    # -- writeable ----------------------------------------------------------------
+    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        self._check_writable(key)
+        path = self._path(key)
+        view = memoryview(value)  # TypeError for str, int ... before touching the disk
+        if not view.c_contiguous:
+            view = memoryview(view.tobytes())
+        directory = os.path.dirname(path)
+        try:
+            fd, tmp = self._open_temp(directory)
+        except OSError as error:
+            raise StoreError(f"cannot write key {key!r} under {self._root!r}: {error}") from error
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(view)
+            os.replace(tmp, path)
+        except BaseException as error:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            if isinstance(error, OSError):
+                raise StoreError(f"cannot write key {key!r} to {path!r}: {error}") from error
+            raise
+
+    @staticmethod
+    def _open_temp(directory: str) -> tuple[int, str]:
+        """Create a temporary file in ``directory`` (made if needed) with default permissions.
+
+        A concurrent erase may remove an empty parent between makedirs and open: retry.
+        """
+        attempts = 8
+        while True:
+            tmp = os.path.join(directory, TEMP_PREFIX + os.urandom(8).hex())
+            try:
+                return os.open(tmp, _WRITE_FLAGS, 0o666), tmp  # 0o666: honour the umask
+            except FileNotFoundError:
+                attempts -= 1
+                if not attempts:
+                    raise
+            os.makedirs(directory, exist_ok=True)
+
+    def erase(self, key: str) -> None:
+        self._check_writable(key)
+        path = self._path(key)
+        try:
+            os.unlink(path)  # a symlink is unlinked, its target untouched
+        except (FileNotFoundError, NotADirectoryError):
+            return  # absent
+        except OSError as error:
+            if os.path.isdir(path) and not os.path.islink(path):
+                return  # a directory is a prefix, not a key
+            raise StoreError(f"cannot erase key {key!r} at {path!r}: {error}") from error
+        self._prune(os.path.dirname(path))
+
+    def erase_prefix(self, prefix: str) -> None:
+        import shutil
+
+        self._check_writable(prefix)
+        validate_prefix(prefix)
+        try:
+            if prefix == "":
+                self._clear(self._root)
+                return
+            path = self._path(prefix[:-1])
+            if os.path.islink(path):
+                os.unlink(path)  # never delete through a link
+            elif os.path.isdir(path):
+                shutil.rmtree(path)  # removes links inside, never their targets
+            else:
+                return  # absent, or a key (not a prefix)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            where = f"under {self._root!r}"
+            raise StoreError(f"cannot erase prefix {prefix!r} {where}: {error}") from error
+        self._prune(os.path.dirname(path))
+
+    def _clear(self, directory: str) -> None:
+        """Remove everything inside ``directory`` but not ``directory`` itself."""
+        import shutil
+
+        try:
+            entries = list(os.scandir(directory))
+        except _ABSENT:
+            return
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)  # refuses a symlink; removes links, not targets
+                else:
+                    os.unlink(entry.path)
+            except FileNotFoundError:
+                pass  # removed concurrently
+
+    def _prune(self, directory: str) -> None:
+        """Remove now-empty directories from ``directory`` up to, not including, the root."""
+        while directory.startswith(self._root_sep) and not os.path.islink(directory):
+            try:
+                os.rmdir(directory)  # only ever succeeds on an empty directory
+            except OSError:
+                return
+            directory = os.path.dirname(directory)
+
+    # -- listable -----------------------------------------------------------------
+    def _listable(self, entry: os.DirEntry[str]) -> str | None:
+        """``"file"``, ``"dir"`` or ``None`` (skipped) for one directory entry."""
+        if not is_valid_key(entry.name):  # also skips temporary files
+            return None
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                return "dir"
+            if entry.is_file(follow_symlinks=False):
+                return "file"
+            if entry.is_symlink() and self._inside(os.path.realpath(entry.path)):
+                return "file" if entry.is_file() else None  # no cycles through linked dirs
+        except OSError:
+            pass
+        return None
+
+    def _walk(self, directory: str, prefix: str) -> Iterator[str]:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            kind = self._listable(entry)
+            if kind == "file":
+                yield prefix + entry.name
+            elif kind == "dir":
+                yield from self._walk(entry.path, prefix + entry.name + "/")
+
+    def _directory(self, prefix: str) -> str:
+        validate_prefix(prefix)
+        return self._root if prefix == "" else self._path(prefix[:-1])
+
+    def list(self) -> list[str]:
+        return sorted(self._walk(self._root, ""))
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        return sorted(self._walk(self._directory(prefix), prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        directory = self._directory(prefix)
+        keys: list[str] = []
+        prefixes: list[str] = []
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return keys, prefixes
+        for entry in entries:
+            kind = self._listable(entry)
+            if kind == "file":
+                keys.append(prefix + entry.name)
+            elif kind == "dir" and next(self._walk(entry.path, ""), None) is not None:
+                prefixes.append(prefix + entry.name + "/")  # only if a key lies below
+        return sorted(keys), sorted(prefixes)
+
+    # -- identity -------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LocalStore):
+            return NotImplemented
+        return self._root == other._root and self.read_only == other.read_only
+
+    def __hash__(self) -> int:
+        return hash((self._root, self.read_only))
+
+    def __repr__(self) -> str:
+        return f"LocalStore({self._root!r}{', read_only=True' if self.read_only else ''})"
