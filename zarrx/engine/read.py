@@ -4,8 +4,8 @@ concurrently (codecs and the Cython copy release the GIL)."""
 from __future__ import annotations
 
 import itertools
-from functools import partial
 from collections.abc import Iterable
+from functools import partial
 
 import numpy as np
 

@@ -5,8 +5,8 @@ unless ``write_empty_chunks`` is set."""
 from __future__ import annotations
 
 import itertools
-from functools import partial
 from collections.abc import Iterable
+from functools import partial
 
 import numpy as np
 
