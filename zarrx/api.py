@@ -75,12 +75,10 @@ def create_array(
 ) -> Array:
     """Create an array (and missing parent groups) and return it, open for writing."""
     check_format(zarr_format)
-    if shards is not None:
-        raise ArgumentError("sharding (shards=...) is not available in this zarrx build yet")
     s = _store(store, "w" if overwrite else "a", storage_options)
     path = normalize_path(name)
     meta = array_metadata_v3(
-        shape=shape, dtype=dtype, chunks=chunks, compressors=compressors, filters=filters,
+        shape=shape, dtype=dtype, chunks=chunks, shards=shards, compressors=compressors, filters=filters,
         serializer=serializer, fill_value=fill_value, order=order, attributes=attributes,
         dimension_names=dimension_names, chunk_key_encoding=chunk_key_encoding,
         where=f"array {'/' + path!r}",

@@ -51,15 +51,20 @@ class Array(Node):
         """Bytes of the array's data when decoded (not what is stored)."""
         return self.size * self.dtype.itemsize
 
+    def _sharding(self) -> Any:
+        codecs = self._metadata.codecs.codecs
+        return codecs[0] if len(codecs) == 1 and codecs[0].name == "sharding_indexed" else None
+
     @property
     def chunks(self) -> tuple[int, ...]:
         """Shape of a chunk (of an inner chunk when sharded)."""
-        return self._metadata.chunk_grid.chunk_shape
+        sharding = self._sharding()
+        return sharding.chunk_shape if sharding else self._metadata.chunk_grid.chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """Shape of a shard, or ``None`` when the array is not sharded."""
-        return None
+        return self._metadata.chunk_grid.chunk_shape if self._sharding() else None
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:

@@ -65,6 +65,7 @@ def array_metadata_v3(
     shape: Any,
     dtype: Any,
     chunks: Any = None,
+    shards: Any = None,
     compressors: Any = "auto",
     filters: Any = None,
     serializer: Any = "auto",
@@ -104,9 +105,21 @@ def array_metadata_v3(
     )
 
     fill = data_type.coerce_fill(fill_value)
-    pipeline = CodecPipeline(
-        [*array_array, *serializer_codecs, *bytes_bytes], where=where
-    ).evolve(ChunkSpec(chunk_shape, data_type.dtype, fill))
+    codecs: list[Any] = [*array_array, *serializer_codecs, *bytes_bytes]
+    if shards is not None:
+        shard_shape = normalize_chunks(shards, shape, data_type.dtype.itemsize)
+        if any(s % c for s, c in zip(shard_shape, chunk_shape)):
+            raise MetadataError(
+                f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
+            )
+        sharding = registry.codecs.get("sharding_indexed")
+        codecs = [sharding.from_config({
+            "chunk_shape": list(chunk_shape), "codecs": [c.to_dict() for c in codecs],
+        })]
+        grid = registry.chunk_grids.get("regular")(shard_shape)
+    pipeline = CodecPipeline(codecs, where=where).evolve(
+        ChunkSpec(grid.chunk_shape, data_type.dtype, fill)
+    )
 
     if chunk_key_encoding is None:
         chunk_key_encoding = {"name": "default", "configuration": {"separator": "/"}}

@@ -53,9 +53,15 @@ cdef extern from *:
         __builtin_cpu_init();
         zx_have_avx2 = __builtin_cpu_supports("avx2");
     }
+    static int zx_set_avx2(int on) {  /* for tests: returns whether AVX2 is now used */
+        zx_cpu_init();
+        zx_have_avx2 = zx_have_avx2 && on;
+        return zx_have_avx2;
+    }
     #else
     static const int zx_have_avx2 = 0;
     static void zx_cpu_init(void) {}
+    static int zx_set_avx2(int on) { (void)on; return 0; }
     #define zx_swap2_avx2 zx_swap2
     #define zx_swap4_avx2 zx_swap4
     #define zx_swap8_avx2 zx_swap8
@@ -70,6 +76,7 @@ cdef extern from *:
     uint32_t zx_bswap32(uint32_t) noexcept nogil
     uint64_t zx_bswap64(uint64_t) noexcept nogil
     void zx_cpu_init() noexcept nogil
+    int zx_set_avx2(int on) noexcept nogil
     void zx_swap_units(char* d, const char* s, Py_ssize_t n, int size) noexcept nogil
 
 cdef extern from "numpy/arrayobject.h":
@@ -408,7 +415,8 @@ def copy_strided(cnp.ndarray src not None, cnp.ndarray dst not None, int swap=0)
     for i in range(nd if same else 0):
         same = same and cnp.PyArray_DIMS(src)[i] == cnp.PyArray_DIMS(dst)[i]
     if not same:
-        raise ValueError(f"copy_strided: shape mismatch: src {(<object>src).shape}, dst {(<object>dst).shape}")
+        raise ValueError(f"copy_strided: shape mismatch: src {(<object>src).shape}, "
+                         f"dst {(<object>dst).shape}")
     if cnp.PyArray_ITEMSIZE(src) != itemsize:
         raise ValueError(f"copy_strided: itemsize mismatch: src {src.dtype} "
                          f"({src.itemsize} bytes), dst {dst.dtype} ({itemsize} bytes)")
@@ -470,7 +478,7 @@ cdef void _fill_walk(Walk* w, const char* pat, Py_ssize_t itemsize) noexcept nog
     cdef Py_ssize_t idx[MAXDIMS]
     cdef int last = w.nd - 1, k
     cdef char* d = w.d
-    cdef const char* unused = NULL
+    cdef const char* unused = w.d           # the walk has no source: strides are 0
     cdef char* first = NULL
     cdef Py_ssize_t n = w.shape[last], ds = w.ds[last], nbytes = n * itemsize, done, step
     cdef bint uniform = True
@@ -514,7 +522,7 @@ cdef bint _equal_walk(Walk* w, const char* pat, Py_ssize_t itemsize) noexcept no
     cdef Py_ssize_t idx[MAXDIMS]
     cdef int last = w.nd - 1, k
     cdef char* s = w.d
-    cdef const char* unused = NULL
+    cdef const char* unused = w.d
     cdef Py_ssize_t n = w.shape[last], ss = w.ds[last], i
     cdef bint ok
     for k in range(last):
@@ -582,3 +590,11 @@ def all_equal(cnp.ndarray arr not None, value):
     with nogil:
         ok = _equal_walk(&w, p, itemsize)
     return ok
+
+
+def _use_avx2(bint on):
+    """Testing hook: use the AVX2 byte-swap loops if ``on`` and the CPU has AVX2.
+
+    Returns whether they are used now. Not thread-safe; tests only.
+    """
+    return bool(zx_set_avx2(on))

@@ -12,11 +12,13 @@ than allocating more.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import numpy as np
+
+from zarrx.abc.store import ByteRange
 
 #: Anything exposing the buffer protocol: bytes, bytearray, memoryview, numpy arrays.
 Buffer = Any
@@ -98,6 +100,22 @@ class ArrayArrayCodec(Codec):
 
 class ArrayBytesCodec(Codec):
     """Serialises an array into bytes (``bytes``, ``sharding_indexed``, ``vlen-utf8``)."""
+
+    #: True when :meth:`decode_partial` can read part of a chunk through byte ranges.
+    partial_decode: ClassVar[bool] = False
+
+    def decode_partial(
+        self,
+        fetch: Callable[[Sequence[ByteRange]], Sequence[bytes | None]],
+        selection: tuple[slice, ...],
+        spec: ChunkSpec,
+    ) -> np.ndarray | None:
+        """Decode only ``selection`` (positive-step slices) of the stored chunk.
+
+        ``fetch`` reads byte ranges of the stored value in one batched request. Returns an
+        array of the selection's shape, or ``None`` when the value is absent.
+        """
+        raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
 
     @abstractmethod
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:

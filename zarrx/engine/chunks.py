@@ -39,3 +39,19 @@ class ChunkStore:
     def spec(self, coords: tuple[int, ...]) -> ChunkSpec:
         grid: Any = self.meta.chunk_grid
         return ChunkSpec(grid.chunk_shape_at(coords), self.meta.dtype, self.meta.fill_value)
+
+    def partial_codec(self, coords: tuple[int, ...]) -> Any:
+        """The array→bytes codec when it can decode part of a chunk from byte ranges
+        (sharding) and nothing else in the chain needs the whole value; else ``None``."""
+        chain = self.meta.codecs.prepare(self.spec(coords))
+        if chain.array_array or chain.bytes_bytes or not chain.array_bytes.partial_decode:
+            return None
+        return chain.array_bytes
+
+    def fetch(self, key: str) -> Any:
+        """A function reading byte ranges of ``key`` in one batched request."""
+
+        def fetch_ranges(ranges: Any) -> list[bytes | None]:
+            return self.store.get_many([(key, r) for r in ranges])
+
+        return fetch_ranges

@@ -31,15 +31,30 @@ def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.nd
     it = iter(projections)
     while batch := list(itertools.islice(it, config.get("batch_chunks"))):
         keys = [cs.key(p.coords) for p in batch]
-        values = cs.store.get_many([(k, None) for k in keys])
-        run_all(partial(_assemble, cs, out), zip(batch, keys, values))
+        part = [not p.complete and cs.partial_codec(p.coords) is not None for p in batch]
+        whole = [k for k, is_part in zip(keys, part) if not is_part]
+        fetched = dict(zip(whole, cs.store.get_many([(k, None) for k in whole])))
+        items = [(p, k, is_part, fetched.get(k)) for p, k, is_part in zip(batch, keys, part)]
+        run_all(partial(_assemble, cs, out), items)
 
 
 def _assemble(
-    cs: ChunkStore, out: np.ndarray, item: tuple[ChunkProjection, str, bytes | None]
+    cs: ChunkStore, out: np.ndarray, item: tuple[ChunkProjection, str, bool, bytes | None]
 ) -> None:
-    p, key, data = item
+    p, key, is_part, data = item
     dst = out[p.out_selection]
+    if is_part:
+        try:
+            src = cs.partial_codec(p.coords).decode_partial(
+                cs.fetch(key), p.chunk_selection, cs.spec(p.coords)
+            )
+        except CodecError as e:
+            raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+        if src is None:
+            fill(dst, cs.fill)
+        else:
+            copy_strided(src, dst, swap_unit(src.dtype))
+        return
     if data is None:
         fill(dst, cs.fill)
         return
