@@ -125,10 +125,16 @@ cdef inline Py_ssize_t _abs(Py_ssize_t x) noexcept nogil:
     return -x if x < 0 else x
 
 
+cdef inline void _swap_axes(Walk* w, int a, int b) noexcept nogil:
+    w.shape[a], w.shape[b] = w.shape[b], w.shape[a]
+    w.ds[a], w.ds[b] = w.ds[b], w.ds[a]
+    w.ss[a], w.ss[b] = w.ss[b], w.ss[a]
+
+
 cdef void _normalize(Walk* w, Py_ssize_t itemsize) noexcept nogil:
     """Drop length-1 and all-zero-stride axes, make ``ds`` positive, sort, merge."""
     cdef int i, j, k = 0
-    cdef Py_ssize_t n, t
+    cdef Py_ssize_t n
     for i in range(w.nd):
         n = w.shape[i]
         if n == 1 or (w.ds[i] == 0 and w.ss[i] == 0):
@@ -148,9 +154,7 @@ cdef void _normalize(Walk* w, Py_ssize_t itemsize) noexcept nogil:
         j = i
         while j > 0 and (w.ds[j] > w.ds[j - 1] or (
                 w.ds[j] == w.ds[j - 1] and _abs(w.ss[j]) > _abs(w.ss[j - 1]))):
-            t = w.shape[j]; w.shape[j] = w.shape[j - 1]; w.shape[j - 1] = t
-            t = w.ds[j]; w.ds[j] = w.ds[j - 1]; w.ds[j - 1] = t
-            t = w.ss[j]; w.ss[j] = w.ss[j - 1]; w.ss[j - 1] = t
+            _swap_axes(w, j, j - 1)
             j -= 1
     k = 0
     for i in range(1, w.nd):                # merge axis i into the outer axis k
@@ -205,16 +209,16 @@ cdef void _row(word* tag, char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss,
                Py_ssize_t n, bint swap) noexcept nogil:
     """Copy n words; fixed-size memcpy compiles to plain (unaligned-safe) moves."""
     cdef word v
-    cdef Py_ssize_t i
+    cdef Py_ssize_t _
     if swap:
-        for i in range(n):
+        for _ in range(n):
             memcpy(&v, s, sizeof(word))
             v = _bswap(v)
             memcpy(d, &v, sizeof(word))
             s += ss
             d += ds
     else:
-        for i in range(n):
+        for _ in range(n):
             memcpy(&v, s, sizeof(word))
             memcpy(d, &v, sizeof(word))
             s += ss
@@ -226,8 +230,8 @@ cdef void _row_pair(word* tag, char* d, Py_ssize_t ds, const char* s, Py_ssize_t
     """Copy n elements of sizeof(word) < itemsize <= 2 * sizeof(word) bytes as two words
     that overlap in the middle (src and dst never overlap here)."""
     cdef word a, b
-    cdef Py_ssize_t i, off = itemsize - sizeof(word)
-    for i in range(n):
+    cdef Py_ssize_t _, off = itemsize - sizeof(word)
+    for _ in range(n):
         memcpy(&a, s, sizeof(word))
         memcpy(&b, s + off, sizeof(word))
         memcpy(d, &a, sizeof(word))
@@ -240,8 +244,8 @@ cdef void _row16(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss, Py_ssize_
                  int swap) noexcept nogil:
     """16-byte elements; swap 0, 8 (e.g. complex128) or 16 (the whole element)."""
     cdef uint64_t a, b
-    cdef Py_ssize_t i
-    for i in range(n):
+    cdef Py_ssize_t _
+    for _ in range(n):
         memcpy(&a, s, 8)
         memcpy(&b, s + 8, 8)
         if swap == 8:
@@ -259,8 +263,8 @@ cdef void _row_c8(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss,
                   Py_ssize_t n) noexcept nogil:
     """8-byte elements made of two 4-byte units (complex64): swap each unit."""
     cdef uint64_t v
-    cdef Py_ssize_t i
-    for i in range(n):
+    cdef Py_ssize_t _
+    for _ in range(n):
         memcpy(&v, s, 8)
         v = zx_bswap64(v)
         v = (v >> 32) | (v << 32)
@@ -272,9 +276,9 @@ cdef void _row_c8(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss,
 cdef void _row_units(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss, Py_ssize_t n,
                      Py_ssize_t itemsize, int swap) noexcept nogil:
     """Any itemsize: plain memcpy per element, or swap every ``swap``-byte unit."""
-    cdef Py_ssize_t i, u
+    cdef Py_ssize_t _, u
     cdef uint8_t tmp[16]
-    for i in range(n):
+    for _ in range(n):
         if swap == 0:
             memcpy(d, s, itemsize)
         else:
@@ -356,7 +360,6 @@ cdef void _copy_walk(Walk* w, Py_ssize_t itemsize, int swap) noexcept nogil:
     cdef char* d = w.d
     cdef const char* s = w.s
     cdef int last = w.nd - 1, m = -1, k, nouter
-    cdef Py_ssize_t t
     # Transposed layout: the source is contiguous-ish along some outer axis m while the
     # inner (destination) axis is far apart in the source. Move m next to the inner axis
     # and copy 2-d tiles that fit in L1, so both sides reuse every cache line they touch.
@@ -366,9 +369,7 @@ cdef void _copy_walk(Walk* w, Py_ssize_t itemsize, int swap) noexcept nogil:
                 m = k
         if m >= 0 and _abs(w.ss[m]) < _abs(w.ss[last]):
             for k in range(m, last - 1):    # rotate axis m to position last - 1
-                t = w.shape[k]; w.shape[k] = w.shape[k + 1]; w.shape[k + 1] = t
-                t = w.ds[k]; w.ds[k] = w.ds[k + 1]; w.ds[k + 1] = t
-                t = w.ss[k]; w.ss[k] = w.ss[k + 1]; w.ss[k + 1] = t
+                _swap_axes(w, k, k + 1)
         else:
             m = -1
     nouter = last - (1 if m >= 0 else 0)
@@ -508,9 +509,9 @@ cdef void _fill_walk(Walk* w, const char* pat, Py_ssize_t itemsize) noexcept nog
 cdef bint _equal_row(word* tag, const char* s, Py_ssize_t ss, Py_ssize_t n,
                      const char* pat) noexcept nogil:
     cdef word v, p
-    cdef Py_ssize_t i
+    cdef Py_ssize_t _
     memcpy(&p, pat, sizeof(word))
-    for i in range(n):
+    for _ in range(n):
         memcpy(&v, s, sizeof(word))
         if v != p:
             return False

@@ -18,8 +18,10 @@ cdef int RADIX_BITS = 11
 cdef Py_ssize_t RADIX = 1 << 11
 
 
-def _int64(value, str name, int64_t lo):
-    """Return ``value`` as an int within [lo, 2**63-1], else raise a clear error."""
+cdef int64_t _int64(value, str name, int64_t lo) except? -1:
+    """Return ``value`` as an int64 within [lo, 2**63-1], else raise a clear error."""
+    if type(value) is int and lo <= value <= INT64_MAX:
+        return value
     try:
         v = operator.index(value)
     except TypeError:
@@ -83,12 +85,13 @@ def slice_chunks(start, step, count, chunk_size, dim_len):
         n = cnt
     else:
         n = (st + (cnt - 1) * sp) // cs - st // cs + 1
-    out = tuple([np.empty(n, dtype=np.int64) for _ in range(5)])
-    cdef int64_t[::1] a = out[0], b = out[1], c = out[2], d = out[3], e = out[4]
+    block = np.empty((5, n), dtype=np.int64)            # one allocation, five rows
+    cdef int64_t[:, ::1] o = block
     if n:
         with nogil:
-            _slice_kernel(st, sp, cnt, cs, dl, &a[0], &b[0], &c[0], &d[0], &e[0])
-    return out
+            _slice_kernel(st, sp, cnt, cs, dl, &o[0, 0], &o[1, 0], &o[2, 0], &o[3, 0],
+                          &o[4, 0])
+    return tuple(block)
 
 
 # ----------------------------------------------------------------------------- points
@@ -304,9 +307,10 @@ def points_chunks(indices, chunk_size):
         o2 = np.empty(n, dtype=np.int64)
         with nogil:
             rc = _radix_sort(p, n, cs, cmin, bits, &o[0], &o2[0], &k[0], &k2[0])
-            nuniq = _count_unique(&k[0], n)
         if rc < 0:
             raise MemoryError("points_chunks: cannot allocate radix histograms")
+        with nogil:
+            nuniq = _count_unique(&k[0], n)
     chunk = np.empty(nuniq, dtype=np.int64)
     offsets = np.empty(nuniq + 1, dtype=np.int64)
     ch, off = chunk, offsets
