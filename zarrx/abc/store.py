@@ -33,6 +33,9 @@ class Store(ABC):
     readable: bool = True
     writeable: bool = True
     listable: bool = True
+    #: High-latency stores set this: the engine then fetches chunks with ``get_many``
+    #: batches; otherwise each worker reads its own chunk (less memory in flight).
+    batched_reads: bool = False
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only

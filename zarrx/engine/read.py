@@ -32,16 +32,22 @@ def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.nd
     while batch := list(itertools.islice(it, config.get("batch_chunks"))):
         keys = [cs.key(p.coords) for p in batch]
         part = [not p.complete and cs.partial_codec(p.coords) is not None for p in batch]
-        whole = [k for k, is_part in zip(keys, part) if not is_part]
-        fetched = dict(zip(whole, cs.store.get_many([(k, None) for k in whole])))
-        items = [(p, k, is_part, fetched.get(k)) for p, k, is_part in zip(batch, keys, part)]
+        fetched: dict[str, bytes | None] = {}
+        if cs.store.batched_reads:
+            whole = [k for k, is_part in zip(keys, part) if not is_part]
+            fetched = dict(zip(whole, cs.store.get_many([(k, None) for k in whole])))
+        items = [(p, k, is_part, fetched) for p, k, is_part in zip(batch, keys, part)]
         run_all(partial(_assemble, cs, out), items)
 
 
 def _assemble(
-    cs: ChunkStore, out: np.ndarray, item: tuple[ChunkProjection, str, bool, bytes | None]
+    cs: ChunkStore,
+    out: np.ndarray,
+    item: tuple[ChunkProjection, str, bool, dict[str, bytes | None]],
 ) -> None:
-    p, key, is_part, data = item
+    """Decode one chunk into its place in ``out``. Stores without batched reads are read
+    here, in the worker, so each value is used and freed at once."""
+    p, key, is_part, fetched = item
     dst = out[p.out_selection]
     if is_part:
         try:
@@ -55,6 +61,7 @@ def _assemble(
         else:
             copy_strided(src, dst, swap_unit(src.dtype))
         return
+    data = fetched.pop(key) if key in fetched else cs.store.get(key)
     if data is None:
         fill(dst, cs.fill)
         return
