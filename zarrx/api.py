@@ -11,11 +11,18 @@ from typing import Any
 
 from zarrx.abc.store import Store
 from zarrx.array import Array
-from zarrx.creation import array_metadata_v3
+from zarrx.creation import array_metadata
 from zarrx.errors import ArgumentError, NodeExistsError, NodeNotFoundError, NodeTypeError
 from zarrx.group import Group, node_for
-from zarrx.metadata.io import check_format, find_node, node_prefix, normalize_path, write_node
-from zarrx.metadata.v3 import GroupMetadataV3
+from zarrx.metadata.io import (
+    LAYOUTS,
+    check_format,
+    find_node,
+    node_prefix,
+    normalize_path,
+    read_node,
+    write_node,
+)
 from zarrx.stores.url import make_store
 
 MODES = ("r", "r+", "a", "w", "w-")
@@ -33,7 +40,7 @@ def erase_node(store: Store, path: str) -> None:
     store.erase_prefix(node_prefix(path))
 
 
-def _prepare_path(store: Store, path: str, overwrite: bool) -> None:
+def _prepare_path(store: Store, path: str, overwrite: bool, zarr_format: Any) -> None:
     """Make room for a new node at ``path``: check or clear it, and create parent groups."""
     existing = find_node(store, path)
     if existing is not None:
@@ -48,7 +55,7 @@ def _prepare_path(store: Store, path: str, overwrite: bool) -> None:
         parent = "/".join(parts[:i])
         meta = find_node(store, parent)
         if meta is None:
-            write_node(store, parent, GroupMetadataV3())
+            write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
         elif meta.node_type == "array":
             raise NodeTypeError(f"cannot create {path!r}: {parent or '/'!r} is an array")
 
@@ -77,13 +84,23 @@ def create_array(
     check_format(zarr_format)
     s = _store(store, "w" if overwrite else "a", storage_options)
     path = normalize_path(name)
-    meta = array_metadata_v3(
-        shape=shape, dtype=dtype, chunks=chunks, shards=shards, compressors=compressors, filters=filters,
-        serializer=serializer, fill_value=fill_value, order=order, attributes=attributes,
-        dimension_names=dimension_names, chunk_key_encoding=chunk_key_encoding,
+    meta = array_metadata(
+        zarr_format=zarr_format,
+        shape=shape,
+        dtype=dtype,
+        chunks=chunks,
+        shards=shards,
+        compressors=compressors,
+        filters=filters,
+        serializer=serializer,
+        fill_value=fill_value,
+        order=order,
+        attributes=attributes,
+        dimension_names=dimension_names,
+        chunk_key_encoding=chunk_key_encoding,
         where=f"array {'/' + path!r}",
     )
-    _prepare_path(s, path, overwrite)
+    _prepare_path(s, path, overwrite, zarr_format)
     write_node(s, path, meta)
     return Array(s, path, meta)
 
@@ -101,8 +118,8 @@ def create_group(
     check_format(zarr_format)
     s = _store(store, "w" if overwrite else "a", storage_options)
     p = normalize_path(path)
-    meta = GroupMetadataV3(attributes=dict(attributes or {}))
-    _prepare_path(s, p, overwrite)
+    meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
+    _prepare_path(s, p, overwrite, zarr_format)
     write_node(s, p, meta)
     return Group(s, p, meta, read_only=False)
 
@@ -120,20 +137,26 @@ def open(
     array when none exists (as zarr-python does); otherwise a missing node becomes a group
     in modes ``a``, ``w`` and ``w-``."""
     if "shape" in kwargs:
-        return open_array(store, mode=mode, path=path, zarr_format=zarr_format,
-                          storage_options=storage_options, **kwargs)
+        return open_array(
+            store,
+            mode=mode,
+            path=path,
+            zarr_format=zarr_format,
+            storage_options=storage_options,
+            **kwargs,
+        )
     s = _store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        meta = find_node(s, p) if mode == "a" else _require(s, p, zarr_format)
+        meta = (
+            find_node(s, p, zarr_format=zarr_format) if mode == "a" else _require(s, p, zarr_format)
+        )
         if meta is not None:
             return node_for(s, p, meta, read_only=mode == "r")
     return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
 
 
 def _require(store: Store, path: str, zarr_format: Any) -> Any:
-    from zarrx.metadata.io import read_node
-
     return read_node(store, path, zarr_format=zarr_format)
 
 
@@ -155,7 +178,7 @@ def open_array(
             raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
         return Array(s, p, meta, read_only=mode == "r")
     if mode == "a":
-        meta = find_node(s, p)
+        meta = find_node(s, p, zarr_format=zarr_format)
         if meta is not None:
             if meta.node_type != "array":
                 raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
@@ -176,12 +199,15 @@ def open_group(
     s = _store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        meta = find_node(s, p) if mode == "a" else _require(s, p, zarr_format)
+        meta = (
+            find_node(s, p, zarr_format=zarr_format) if mode == "a" else _require(s, p, zarr_format)
+        )
         if meta is not None:
             if meta.node_type != "group":
                 raise NodeTypeError(f"the node at {p or '/'!r} is an array, not a group")
             return Group(s, p, meta, read_only=mode == "r")
         if mode != "a":
             raise NodeNotFoundError(f"no group at {p or '/'!r} in {s!r}")
-    return create_group(s, path=p, attributes=attributes, zarr_format=zarr_format or 3,
-                        overwrite=mode == "w")
+    return create_group(
+        s, path=p, attributes=attributes, zarr_format=zarr_format or 3, overwrite=mode == "w"
+    )

@@ -23,11 +23,13 @@ class Array(Node):
 
     def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False) -> None:
         super().__init__(store, path, metadata, read_only=read_only)
-        self._chunk_store = ChunkStore(store, data_prefix(path), metadata, self.name)
+        self._chunk_store = ChunkStore(store, data_prefix(path, metadata), metadata, self.name)
 
     def _write_metadata(self, metadata: Any) -> None:
         super()._write_metadata(metadata)
-        self._chunk_store = ChunkStore(self._store, data_prefix(self._path), metadata, self.name)
+        self._chunk_store = ChunkStore(
+            self._store, data_prefix(self._path, metadata), metadata, self.name
+        )
 
     # -- description ------------------------------------------------------------------
     @property

@@ -19,6 +19,8 @@ from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.errors import MetadataError
 from zarrx.metadata.model import check_product, parse_dimension_names, parse_shape
+from zarrx.metadata.v2 import ArrayMetadataV2
+from zarrx.metadata.v2 import native as native_dtype
 from zarrx.metadata.v3 import ArrayMetadataV3
 
 #: Target decoded size of a chunk when ``chunks`` is not given.
@@ -39,8 +41,7 @@ def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tupl
         chunks = (chunks,) * len(shape)
     if not isinstance(chunks, Sequence) or len(chunks) != len(shape):
         raise MetadataError(
-            f"chunks {chunks!r} must be an int or a sequence of {len(shape)} ints "
-            f"for shape {shape}"
+            f"chunks {chunks!r} must be an int or a sequence of {len(shape)} ints for shape {shape}"
         )
     out = []
     for c, s in zip(chunks, shape):
@@ -58,6 +59,76 @@ def _codec_list(value: Any, *, where: str) -> list[Codec]:
     if isinstance(value, Mapping | Codec | str) or hasattr(value, "codec_id"):
         value = [value]
     return [coerce_codec(v, where=where) for v in value]
+
+
+def array_metadata(*, zarr_format: Any = 3, **kwargs: Any) -> Any:
+    """Metadata for a new array in ``zarr_format`` (3 or 2)."""
+    if zarr_format == 2:
+        return array_metadata_v2(**kwargs)
+    return array_metadata_v3(**kwargs)
+
+
+def array_metadata_v2(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    shards: Any = None,
+    compressors: Any = "auto",
+    filters: Any = None,
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    order: str = "C",
+    attributes: Mapping[str, Any] | None = None,
+    dimension_names: Any = None,
+    chunk_key_encoding: Any = None,
+    where: str = "array",
+) -> ArrayMetadataV2:
+    """Validated v2 metadata for a new array (zarr-python 3 defaults: Zstd level 0)."""
+    if shards is not None:
+        raise MetadataError(f"{where}: Zarr v2 has no sharding; use zarr_format=3")
+    if serializer != "auto":
+        raise MetadataError(f"{where}: Zarr v2 has no serializer; leave serializer='auto'")
+    if dimension_names is not None:
+        raise MetadataError(f"{where}: Zarr v2 has no dimension_names (use attributes)")
+    if order not in ("C", "F"):
+        raise MetadataError(f"{where}: order must be 'C' or 'F', got {order!r}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = parse_shape(list(shape), where=where)
+    stored = np.dtype(dtype)
+    if stored.byteorder == "=":
+        stored = stored.newbyteorder("<" if np.little_endian else ">")
+    chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
+    separator = "."
+    if chunk_key_encoding is not None:
+        separator = dict(chunk_key_encoding).get("configuration", {}).get("separator", ".")
+    compressor_list = _codec_list(
+        DEFAULT_COMPRESSORS if compressors == "auto" else compressors, where=where
+    )
+    if len(compressor_list) > 1:
+        raise MetadataError(f"{where}: Zarr v2 takes one compressor, got {len(compressor_list)}")
+    nat = native_dtype(stored)
+    fill = (
+        DataType.from_numpy(nat).coerce_fill(fill_value)
+        if nat.kind in "biufc"
+        else np.zeros((), nat)[()]
+        if fill_value is None
+        else np.asarray(fill_value, dtype=nat)[()]
+    )
+    meta = ArrayMetadataV2(
+        shape=shape,
+        chunks=chunk_shape,
+        stored_dtype=stored,
+        compressor=compressor_list[0] if compressor_list else None,
+        filters=tuple(_codec_list(filters, where=where)),
+        fill_value=fill,
+        order=order,
+        dimension_separator=separator,
+        attributes=dict(attributes or {}),
+    )
+    meta.codecs  # noqa: B018 - validates the chain now rather than at first write
+    return meta
 
 
 def array_metadata_v3(
@@ -113,9 +184,14 @@ def array_metadata_v3(
                 f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
             )
         sharding = registry.codecs.get("sharding_indexed")
-        codecs = [sharding.from_config({
-            "chunk_shape": list(chunk_shape), "codecs": [c.to_dict() for c in codecs],
-        })]
+        codecs = [
+            sharding.from_config(
+                {
+                    "chunk_shape": list(chunk_shape),
+                    "codecs": [c.to_dict() for c in codecs],
+                }
+            )
+        ]
         grid = registry.chunk_grids.get("regular")(shard_shape)
     pipeline = CodecPipeline(codecs, where=where).evolve(
         ChunkSpec(grid.chunk_shape, data_type.dtype, fill)

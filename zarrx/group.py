@@ -7,9 +7,7 @@ from typing import Any
 
 from zarrx.array import Array
 from zarrx.errors import InvalidKeyError, NodeNotFoundError
-from zarrx.metadata.io import join_path, metadata_key, node_prefix, read_node
-from zarrx.metadata.json import load_json
-from zarrx.metadata.v3 import node_from_json
+from zarrx.metadata.io import child_paths, join_path, read_node, read_nodes
 from zarrx.node import Node
 
 
@@ -29,7 +27,7 @@ class Group(Node):
     def __getitem__(self, name: str) -> Array | Group:
         path = self._child(name)
         try:
-            meta = read_node(self._store, path)
+            meta = read_node(self._store, path, zarr_format=self.zarr_format)
         except NodeNotFoundError:
             raise NodeNotFoundError(f"{self.name!r} has no member {name!r}") from None
         return node_for(self._store, path, meta, read_only=self._read_only)
@@ -53,17 +51,12 @@ class Group(Node):
     def _collect(
         self, group: Group, rel: str, depth: int | None, out: list[tuple[str, Array | Group]]
     ) -> None:
-        _, prefixes = self._store.list_dir(node_prefix(group._path))
-        paths = [p.rstrip("/") for p in prefixes]
-        docs = self._store.get_many([(metadata_key(p), None) for p in paths])
-        for path, raw in sorted(zip(paths, docs)):
-            if raw is None:
+        paths = child_paths(self._store, group._path)
+        found = read_nodes(self._store, paths, zarr_format=self.zarr_format)
+        for path, meta in zip(paths, found):
+            if meta is None:
                 continue
-            key = metadata_key(path)
-            node = node_for(
-                self._store, path, node_from_json(load_json(raw, where=key), where=key),
-                read_only=self._read_only,
-            )
+            node = node_for(self._store, path, meta, read_only=self._read_only)
             name = f"{rel}{path.rsplit('/', 1)[-1]}"
             out.append((name, node))
             if isinstance(node, Group) and (depth is None or depth > 0):

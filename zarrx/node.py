@@ -7,7 +7,7 @@ from typing import Any
 from zarrx.abc.store import Store
 from zarrx.attributes import Attributes
 from zarrx.errors import ReadOnlyError
-from zarrx.metadata.io import write_node
+from zarrx.metadata.io import write_attributes, write_node
 
 
 class Node:
@@ -63,7 +63,9 @@ class Node:
 
     def _replace_attributes(self, attributes: dict[str, Any]) -> None:
         self._check_writable("change attributes of")
-        self._write_metadata(self._metadata.with_attributes(attributes))
+        metadata = self._metadata.with_attributes(attributes)
+        write_attributes(self._store, self._path, metadata)
+        self._metadata = metadata
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -455,6 +455,7 @@ def check_roundtrip(
     for where, values in updates:
         UPDATERS[writer](path, where, values)
         expected[where] = values
+    assert_written_metadata(path, layout)
     read = READERS[reader](path, layout)
     assert_bit_equal(read.data, expected)
     assert_same_scalar(read.fill_value, layout.fill)
@@ -469,5 +470,69 @@ def check_zarrx_selections(path: Path, expected: np.ndarray) -> None:
         assert_bit_equal(np.asarray(array[selection]), expected[selection])
 
 
+def normalize_codec(codec: dict[str, Any], itemsize: int) -> dict[str, Any]:
+    """A codec's JSON with the values every writer derives from the data type made explicit:
+    blosc's ``typesize`` (the item size), no ``endian`` for one-byte types, sharding's
+    default ``index_location``, and an empty ``configuration`` where there is none."""
+    name, config = codec["name"], dict(codec.get("configuration", {}))
+    if name == "blosc":
+        config.setdefault("typesize", itemsize)
+    if name == "bytes" and itemsize == 1:
+        config.pop("endian", None)
+    if name == "sharding_indexed":
+        config.setdefault("index_location", "end")  # tensorstore omits the default
+        config["codecs"] = [normalize_codec(c, itemsize) for c in config["codecs"]]
+        config["index_codecs"] = [normalize_codec(c, 8) for c in config["index_codecs"]]
+    return {"name": name, "configuration": config}
+
+
+def assert_written_metadata(path: Path, layout: Layout) -> None:
+    """The writer recorded the layout's codecs, fill value, grid and key encoding."""
+    doc = load_json(path / "zarr.json")
+    itemsize = layout.np_dtype.itemsize  # blosc's typesize is the whole (complex) item
+    written = [normalize_codec(c, itemsize) for c in doc["codecs"]]
+    assert written == [normalize_codec(c, itemsize) for c in layout.codecs()]
+    assert doc["data_type"] == layout.dtype
+    assert doc["shape"] == list(layout.shape)
+    assert doc["chunk_grid"] == {
+        "name": "regular", "configuration": {"chunk_shape": list(layout.grid_chunks)},
+    }
+    encoding = doc["chunk_key_encoding"]
+    separator = {"default": "/", "v2": "."}[encoding["name"]]
+    assert encoding["name"] == layout.chunk_key_encoding["name"]
+    assert encoding.get("configuration", {}).get("separator", separator) == (
+        layout.chunk_key_encoding.get("configuration", {}).get("separator", separator)
+    )
+    assert_same_scalar(parse_fill_json(layout.np_dtype, doc["fill_value"]), layout.fill)
+
+
+def _parse_float_json(dtype: np.dtype, value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("0x"):
+        return np.frombuffer(bytes.fromhex(value[2:]), dtype=dtype.newbyteorder(">"))[0]
+    special = {"NaN": np.nan, "Infinity": np.inf, "-Infinity": -np.inf}
+    return np.asarray(special.get(value, value), dtype=dtype)[()]
+
+
+def parse_fill_json(dtype: np.dtype, value: Any) -> Any:
+    """A v3 JSON fill value as a NumPy scalar (written by hand from the spec)."""
+    if dtype.kind == "c":
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        out = np.zeros((), dtype=dtype)
+        out.real, out.imag = (_parse_float_json(part, v) for v in value)
+        return out[()]
+    if dtype.kind == "f":
+        return _parse_float_json(dtype, value)
+    return np.asarray(value, dtype=dtype)[()]
+
+
 def load_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+def stored_chunks(path: Path) -> dict[str, bytes]:
+    """Every stored object of the array at ``path`` except its metadata, by relative key."""
+    return {
+        p.relative_to(path).as_posix(): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and p.name != "zarr.json"
+    }

@@ -32,22 +32,31 @@ def codec_from_json(value: Any, *, where: str) -> Codec:
     config = value.get("configuration", {})
     if not isinstance(config, Mapping):
         raise MetadataError(f"{where}: configuration of codec {value['name']!r} must be an object")
-    cls = registry.codecs.get(value["name"])
+    name = value["name"]
     try:
+        cls = registry.codecs.find(name)
+        if cls is None and name.startswith("numcodecs."):
+            from zarrx.codecs.numcodecs_compat import numcodecs_codec
+
+            return numcodecs_codec(name.removeprefix("numcodecs."), config)
+        if cls is None:
+            cls = registry.codecs.get(name)
         return cls.from_config(config)
     except MetadataError as e:
         raise type(e)(f"{where}: {e}") from None
 
 
 def coerce_codec(value: Any, *, where: str) -> Codec:
-    """Accept a codec object, a metadata dict or a numcodecs codec."""
+    """Accept a codec object, a metadata dict (v3 ``name`` or v2 ``id`` form) or a
+    numcodecs codec object."""
     if isinstance(value, Codec):
         return value
     if hasattr(value, "get_config") and hasattr(value, "codec_id"):
-        config = dict(value.get_config())
-        codec_id = config.pop("id")
-        cls = registry.codecs.find(codec_id) or registry.codecs.get(f"numcodecs.{codec_id}")
-        return cls.from_config(config)
+        value = dict(value.get_config())
+    if isinstance(value, Mapping) and "id" in value and "name" not in value:
+        from zarrx.codecs.numcodecs_compat import numcodecs_codec
+
+        return numcodecs_codec(value["id"], value)
     return codec_from_json(value, where=where)
 
 

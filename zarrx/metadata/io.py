@@ -1,20 +1,20 @@
 """Where each format keeps a node's documents and chunks, and reading/writing them.
 
-This is the only module that turns node paths into metadata keys. Only Zarr v3 is wired
-here so far; v2 and the v3.0 draft add their layouts beside it.
+This is the only module that turns node paths into metadata keys. A *layout* per format
+says which keys hold a node's documents, how to parse them and where its chunks live;
+reading a node fetches the candidate documents of every format in one ``get_many``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from zarrx.abc.store import Store
 from zarrx.errors import MetadataError, NodeNotFoundError
-from zarrx.metadata import v3
+from zarrx.metadata import v2, v3
 from zarrx.metadata.json import dump_json, load_json
 from zarrx.stores.keys import validate_key
-
-FORMATS = (3,)
 
 
 def normalize_path(path: str | None) -> str:
@@ -31,47 +31,145 @@ def join_path(parent: str, name: str) -> str:
     return normalize_path(f"{parent}/{name}" if parent else name)
 
 
-def check_format(zarr_format: Any) -> int:
-    if zarr_format not in FORMATS:
+def node_prefix(path: str) -> str:
+    """The prefix under which everything of the node at ``path`` lives (v2 and v3)."""
+    return f"{path}/" if path else ""
+
+
+def _key(path: str, name: str) -> str:
+    return f"{path}/{name}" if path else name
+
+
+class Layout(Protocol):
+    zarr_format: Any
+
+    def document_keys(self, path: str) -> list[str]: ...
+    def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None: ...
+    def documents(self, path: str, meta: Any) -> dict[str, bytes]: ...
+    def attribute_documents(self, path: str, meta: Any) -> dict[str, bytes]: ...
+    def data_prefix(self, path: str) -> str: ...
+    def new_group(self, attributes: dict[str, Any]) -> Any: ...
+
+
+class V3Layout:
+    zarr_format = 3
+
+    def document_keys(self, path: str) -> list[str]:
+        return [_key(path, v3.METADATA_KEY)]
+
+    def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None:
+        key = _key(path, v3.METADATA_KEY)
+        raw = docs.get(key)
+        return None if raw is None else v3.node_from_json(load_json(raw, where=key), where=key)
+
+    def documents(self, path: str, meta: Any) -> dict[str, bytes]:
+        return {_key(path, v3.METADATA_KEY): dump_json(meta.to_json())}
+
+    attribute_documents = documents
+
+    def data_prefix(self, path: str) -> str:
+        return node_prefix(path)
+
+    def new_group(self, attributes: dict[str, Any]) -> Any:
+        return v3.GroupMetadataV3(attributes=attributes)
+
+
+class V2Layout:
+    zarr_format = 2
+
+    def document_keys(self, path: str) -> list[str]:
+        return [_key(path, k) for k in (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY)]
+
+    def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None:
+        array_key, group_key, attrs_key = self.document_keys(path)
+        raw_attrs = docs.get(attrs_key)
+        attrs = None if raw_attrs is None else load_json(raw_attrs, where=attrs_key, allow_nan=True)
+        if docs.get(array_key) is not None:
+            doc = load_json(docs[array_key], where=array_key, allow_nan=True)  # type: ignore[arg-type]
+            return v2.ArrayMetadataV2.from_json(doc, attrs, where=array_key)
+        if docs.get(group_key) is not None:
+            doc = load_json(docs[group_key], where=group_key)  # type: ignore[arg-type]
+            return v2.GroupMetadataV2.from_json(doc, attrs, where=group_key)
+        return None
+
+    def documents(self, path: str, meta: Any) -> dict[str, bytes]:
+        key = v2.ARRAY_KEY if meta.node_type == "array" else v2.GROUP_KEY
+        return {_key(path, key): dump_json(meta.to_json()), **self.attribute_documents(path, meta)}
+
+    def attribute_documents(self, path: str, meta: Any) -> dict[str, bytes]:
+        return {_key(path, v2.ATTRS_KEY): dump_json(meta.attributes)}
+
+    def data_prefix(self, path: str) -> str:
+        return node_prefix(path)
+
+    def new_group(self, attributes: dict[str, Any]) -> Any:
+        return v2.GroupMetadataV2(attributes=attributes)
+
+
+LAYOUTS: dict[Any, Layout] = {3: V3Layout(), 2: V2Layout()}
+
+
+def check_format(zarr_format: Any) -> Any:
+    if zarr_format not in LAYOUTS:
         raise MetadataError(
-            f"unsupported zarr_format {zarr_format!r}; this zarrx reads and writes {FORMATS}"
+            f"unsupported zarr_format {zarr_format!r}; this zarrx reads and writes {tuple(LAYOUTS)}"
         )
     return zarr_format
 
 
-def metadata_key(path: str) -> str:
-    return f"{path}/{v3.METADATA_KEY}" if path else v3.METADATA_KEY
+def layout_of(meta: Any) -> Layout:
+    return LAYOUTS[meta.zarr_format]
 
 
-def data_prefix(path: str) -> str:
-    return f"{path}/" if path else ""
-
-
-def node_prefix(path: str) -> str:
-    """The prefix under which everything of the node at ``path`` lives."""
-    return f"{path}/" if path else ""
+def read_nodes(store: Store, paths: Sequence[str], *, zarr_format: Any = None) -> list[Any]:
+    """The parsed metadata of each node (``None`` where none), in one batched read."""
+    layouts = (
+        list(LAYOUTS.values()) if zarr_format is None else [LAYOUTS[check_format(zarr_format)]]
+    )
+    keys = [k for path in paths for layout in layouts for k in layout.document_keys(path)]
+    docs = dict(zip(keys, store.get_many([(k, None) for k in keys])))
+    found = []
+    for path in paths:
+        meta = None
+        for layout in layouts:
+            meta = layout.parse(path, docs)
+            if meta is not None:
+                break
+        found.append(meta)
+    return found
 
 
 def read_node(store: Store, path: str, *, zarr_format: Any = None) -> Any:
     """The parsed metadata of the node at ``path``; :class:`NodeNotFoundError` if none."""
-    if zarr_format is not None:
-        check_format(zarr_format)
-    key = metadata_key(path)
-    raw = store.get(key)
-    if raw is None:
+    meta = read_nodes(store, [path], zarr_format=zarr_format)[0]
+    if meta is None:
         raise NodeNotFoundError(
-            f"no array or group at path {path or '/'!r} (no {key!r} in {store!r})"
+            f"no array or group at path {path or '/'!r} in {store!r}"
+            + ("" if zarr_format is None else f" (zarr_format={zarr_format})")
         )
-    return v3.node_from_json(load_json(raw, where=key), where=key)
+    return meta
 
 
-def find_node(store: Store, path: str) -> Any | None:
+def find_node(store: Store, path: str, *, zarr_format: Any = None) -> Any | None:
     """Like :func:`read_node` but ``None`` when nothing is there."""
-    try:
-        return read_node(store, path)
-    except NodeNotFoundError:
-        return None
+    return read_nodes(store, [path], zarr_format=zarr_format)[0]
 
 
 def write_node(store: Store, path: str, meta: Any) -> None:
-    store.set(metadata_key(path), dump_json(meta.to_json()))
+    for key, value in layout_of(meta).documents(path, meta).items():
+        store.set(key, value)
+
+
+def write_attributes(store: Store, path: str, meta: Any) -> None:
+    for key, value in layout_of(meta).attribute_documents(path, meta).items():
+        store.set(key, value)
+
+
+def data_prefix(path: str, meta: Any) -> str:
+    return layout_of(meta).data_prefix(path)
+
+
+def child_paths(store: Store, path: str) -> list[str]:
+    """Paths of the prefixes directly below the node at ``path`` (candidate children)."""
+    _, prefixes = store.list_dir(node_prefix(path))
+    return sorted(p.rstrip("/") for p in prefixes)

@@ -1,0 +1,157 @@
+"""Any numcodecs codec as a zarrx codec: the ``numcodecs.<id>`` namespace and v2 chains.
+
+- v3 names: ``numcodecs.<id>`` (as zarr-python 3 writes them, e.g. ``numcodecs.delta``);
+  configuration = the numcodecs config without ``id``.
+- v2: ``compressor`` and ``filters`` entries are numcodecs configs with an ``id``.
+- Compressors (bytes in, bytes out) wrap as bytes→bytes codecs; filters (arrays in, arrays
+  out, e.g. Delta, FixedScaleOffset, AsType, PackBits) as array→array codecs whose encoded
+  spec is found by encoding one chunk of zeros, so shape or dtype changes are handled.
+- Known incompatibilities: numcodecs decoders do not take an output bound, so the size is
+  checked after decoding; prefer zarrx's own ``blosc``, ``zstd`` and ``gzip`` (used
+  automatically for those ids).
+
+>>> NumcodecsBytesCodec.from_id("zlib", {"level": 1}).to_dict()
+{'name': 'numcodecs.zlib', 'configuration': {'level': 1}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from zarrx.abc.codec import ArrayArrayCodec, Buffer, BytesBytesCodec, ChunkSpec
+from zarrx.errors import CodecError, MetadataError
+
+#: numcodecs ids that transform arrays (the rest are treated as bytes→bytes).
+ARRAY_FILTERS = frozenset({
+    "delta", "fixedscaleoffset", "quantize", "astype", "packbits", "bitround", "categorize",
+})
+
+
+def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
+    """The numcodecs codec object for ``codec_id`` and ``config``."""
+    import numcodecs
+
+    try:
+        return numcodecs.get_codec({"id": codec_id, **config})
+    except (ValueError, KeyError) as e:
+        raise MetadataError(f"numcodecs codec {codec_id!r}: {e}") from None
+    except TypeError as e:
+        raise MetadataError(f"numcodecs codec {codec_id!r}: bad configuration {config!r}: {e}") from None
+
+
+class _Numcodecs:
+    """What both wrappers share: an id, a config and the numcodecs object."""
+
+    codec_id: str = ""
+    name: ClassVar[str] = "numcodecs"
+
+    def __init__(self, codec_id: str, config: Mapping[str, Any]) -> None:
+        self.codec_id = codec_id
+        self.config = {k: v for k, v in dict(config).items() if k != "id"}
+        self.codec = get_numcodecs(codec_id, self.config)
+        self.name = f"numcodecs.{codec_id}"  # type: ignore[misc]
+
+    @classmethod
+    def from_id(cls, codec_id: str, config: Mapping[str, Any]) -> Self:
+        return cls(codec_id, config)
+
+    @classmethod
+    def from_config(cls, configuration: Mapping[str, Any]) -> Self:
+        raise MetadataError(
+            "a numcodecs codec needs its id: use the name 'numcodecs.<id>' in metadata"
+        )
+
+    def to_config(self) -> dict[str, Any]:
+        return dict(self.config)
+
+    def to_v2(self) -> dict[str, Any]:
+        return {"id": self.codec_id, **self.config}
+
+
+class NumcodecsBytesCodec(_Numcodecs, BytesBytesCodec):
+    """A numcodecs compressor or checksum as a bytes→bytes codec."""
+
+    def encode(self, data: Buffer) -> Buffer:
+        try:
+            return self.codec.encode(data)
+        except Exception as e:
+            raise CodecError(f"{self.name}: encoding failed: {e}") from None
+
+    def decode(self, data: Buffer, max_size: int | None) -> Buffer:
+        try:
+            out = self.codec.decode(data)
+        except Exception as e:  # numcodecs raises many types for corrupt input
+            raise CodecError(f"{self.name}: corrupt or truncated data: {e}") from None
+        n = memoryview(out).nbytes
+        if max_size is not None and n > max_size:
+            raise CodecError(f"{self.name}: decoded {n} bytes, at most {max_size} expected")
+        return out
+
+    def max_encoded_size(self, n: int) -> int:
+        # Generous: compressors may expand incompressible input slightly.
+        return n + n // 8 + 1024
+
+
+class NumcodecsArrayCodec(_Numcodecs, ArrayArrayCodec):
+    """A numcodecs filter as an array→array codec (flattening, dtype changes allowed)."""
+
+    def resolve_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        sample = self._encode(np.zeros(spec.shape, dtype=spec.dtype))
+        fill = np.zeros((), dtype=sample.dtype)[()]
+        return ChunkSpec(sample.shape, sample.dtype, fill)
+
+    def _encode(self, chunk: np.ndarray) -> np.ndarray:
+        try:
+            out = self.codec.encode(np.ascontiguousarray(chunk))
+        except Exception as e:
+            raise CodecError(f"{self.name}: encoding failed: {e}") from None
+        return np.asarray(out) if isinstance(out, np.ndarray) else np.frombuffer(out, "u1")
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return self._encode(chunk)
+
+    def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        try:
+            out = self.codec.decode(np.ascontiguousarray(chunk))
+        except Exception as e:
+            raise CodecError(f"{self.name}: corrupt data: {e}") from None
+        arr = np.frombuffer(out, dtype=np.uint8) if not isinstance(out, np.ndarray) else out
+        if arr.nbytes != spec.nbytes:
+            raise CodecError(
+                f"{self.name}: decoded {arr.nbytes} bytes, expected {spec.nbytes}"
+            )
+        return arr.reshape(-1).view(spec.dtype).reshape(spec.shape)
+
+
+def numcodecs_codec(codec_id: str, config: Mapping[str, Any]) -> Any:
+    """The zarrx codec for a numcodecs id: zarrx's own where it has one, else a wrapper."""
+    from zarrx import registry
+
+    config = {k: v for k, v in config.items() if k != "id"}
+    if codec_id in ("blosc", "zstd", "gzip"):
+        return registry.codecs.get(codec_id).from_config(config)
+    if codec_id in ARRAY_FILTERS:
+        return NumcodecsArrayCodec(codec_id, config)
+    return NumcodecsBytesCodec(codec_id, config)
+
+
+def to_numcodecs_config(codec: Any, itemsize: int) -> dict[str, Any]:
+    """The v2 (numcodecs) form of a zarrx codec."""
+    if isinstance(codec, _Numcodecs):
+        return codec.to_v2()
+    config = codec.to_config()
+    if codec.name == "blosc":
+        shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}[config.get("shuffle", "shuffle")]
+        return {"id": "blosc", "cname": config["cname"], "clevel": config["clevel"],
+                "shuffle": shuffle, "blocksize": config.get("blocksize", 0)}
+    if codec.name == "zstd":
+        return {"id": "zstd", "level": config.get("level", 0),
+                "checksum": config.get("checksum", False)}
+    if codec.name == "gzip":
+        return {"id": "gzip", "level": config.get("level", 5)}
+    if codec.name == "crc32c":
+        return {"id": "crc32c"}
+    raise MetadataError(f"codec {codec.name!r} has no Zarr v2 (numcodecs) form")

@@ -1,0 +1,345 @@
+"""Zarr v2 metadata: ``.zarray``, ``.zgroup`` and ``.zattrs``.
+
+Spec: https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html
+A v2 array maps onto the shared engine as a codec chain: ``transpose`` (for ``order: F``),
+the numcodecs ``filters`` as array→array codecs, ``bytes`` in the dtype's byte order, and
+the ``compressor`` as a bytes→bytes codec. Attributes live in ``.zattrs``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from zarrx import registry
+from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
+from zarrx.chunk_grids.regular import RegularChunkGrid
+from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
+from zarrx.codecs.bytes import has_byte_order
+from zarrx.codecs.numcodecs_compat import numcodecs_codec, to_numcodecs_config
+from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
+from zarrx.metadata.model import check_product, parse_attributes, parse_shape
+
+ARRAY_KEY = ".zarray"
+GROUP_KEY = ".zgroup"
+ATTRS_KEY = ".zattrs"
+_ARRAY_KEYS = {
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "compressor",
+    "fill_value",
+    "order",
+    "filters",
+    "dimension_separator",
+}
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def parse_dtype(value: Any, *, where: str) -> np.dtype:
+    """A v2 ``dtype``: a NumPy type string or a structured list."""
+    try:
+        if isinstance(value, str):
+            dtype = np.dtype(value)
+        elif isinstance(value, list):
+            dtype = np.dtype([tuple(f) for f in value])
+        else:
+            raise TypeError
+    except (TypeError, ValueError):
+        raise UnknownDataTypeError(f"{where}: unsupported dtype {value!r}") from None
+    if dtype.hasobject:
+        raise UnknownDataTypeError(
+            f"{where}: object dtype {value!r} needs a variable-length filter (not supported yet)"
+        )
+    if dtype.itemsize == 0:
+        raise UnknownDataTypeError(f"{where}: dtype {value!r} has no size")
+    return dtype
+
+
+def dtype_to_json(dtype: np.dtype) -> Any:
+    if dtype.fields is not None:
+        return [list(d) for d in dtype.descr]
+    return dtype.str
+
+
+def native(dtype: np.dtype) -> np.dtype:
+    """``dtype`` in the machine's byte order (fields too)."""
+    return (
+        dtype.newbyteorder("=")
+        if dtype.fields is None
+        else np.dtype([(name, native(dtype.fields[name][0])) for name in dtype.names])
+    )
+
+
+def _endian(dtype: np.dtype) -> str | None:
+    if not has_byte_order(dtype):
+        return None
+    order = (
+        dtype.byteorder
+        if dtype.fields is None
+        else next((f[0].byteorder for f in dtype.fields.values() if f[0].byteorder in "<>="), "<")
+    )
+    if order == "=":
+        order = "<" if np.little_endian else ">"
+    return "little" if order == "<" else "big"
+
+
+def parse_fill(dtype: np.dtype, value: Any, *, where: str) -> Any:
+    """Decode a v2 ``fill_value`` (``None`` reads as zero)."""
+    nat = native(dtype)
+    if value is None:
+        return np.zeros((), dtype=nat)[()]
+    try:
+        if nat.kind in "fc" and nat.fields is None:
+            if nat.kind == "c":
+                re_, im = (_SPECIAL.get(v, v) for v in value)
+                out = np.zeros((), nat)
+                out.real, out.imag = re_, im
+                return out[()]
+            return np.array(_SPECIAL.get(value, value), dtype=nat)[()]
+        if nat.kind in "SV" or nat.fields is not None:
+            raw = base64.standard_b64decode(value) if isinstance(value, str) else bytes(value)
+            if nat.kind == "S":
+                return np.array(raw, dtype=nat)[()]
+            return np.frombuffer(raw.ljust(nat.itemsize, b"\0")[: nat.itemsize], nat)[0]
+        if nat.kind == "U":
+            return np.array(value, dtype=nat)[()]
+        if nat.kind in "Mm":
+            return np.array(value, dtype="i8").view(nat)[()]
+        if nat.kind in "iu":
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            info = np.iinfo(nat)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or not (info.min <= value <= info.max)
+            ):
+                raise ValueError(f"expected an integer in [{info.min}, {info.max}]")
+            return nat.type(value)
+        if nat.kind == "b":
+            return np.bool_(bool(value))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise FillValueError(f"{where}: fill_value {value!r} is invalid for {dtype}: {e}") from None
+    raise FillValueError(f"{where}: no fill-value encoding for {dtype}")
+
+
+def fill_to_json(dtype: np.dtype, value: Any) -> Any:
+    nat = native(dtype)
+    scalar = np.asarray(value, dtype=nat)[()]
+    if nat.fields is not None or nat.kind in "SV":
+        return base64.standard_b64encode(np.asarray(scalar, dtype=nat).tobytes()).decode()
+    if nat.kind == "f":
+        v = float(scalar)
+        return (
+            "NaN"
+            if math.isnan(v)
+            else "Infinity"
+            if v == math.inf
+            else ("-Infinity" if v == -math.inf else v)
+        )
+    if nat.kind == "c":
+        return [
+            fill_to_json(np.dtype(f"f{nat.itemsize // 2}"), scalar.real),
+            fill_to_json(np.dtype(f"f{nat.itemsize // 2}"), scalar.imag),
+        ]
+    if nat.kind in "Mm":
+        return int(np.asarray(scalar).view("i8"))
+    if nat.kind == "U":
+        return str(scalar)
+    if nat.kind == "b":
+        return bool(scalar)
+    return int(scalar)
+
+
+def _codec(value: Any, *, where: str) -> Any:
+    if not isinstance(value, Mapping) or not isinstance(value.get("id"), str):
+        raise MetadataError(f"{where}: a codec must be an object with an 'id', got {value!r}")
+    try:
+        return numcodecs_codec(value["id"], value)
+    except MetadataError as e:
+        raise type(e)(f"{where}: {e}") from None
+
+
+@dataclass(frozen=True, eq=False)
+class StoredOrder(ArrayArrayCodec):
+    """Internal to v2 chains with filters: numcodecs filters see chunks in the stored
+    dtype (e.g. ``>f8``), exactly as zarr-python 2 hands them over."""
+
+    stored: np.dtype
+    name: ClassVar[str] = "zarrx.v2-stored-order"
+
+    @classmethod
+    def from_config(cls, configuration: Mapping[str, Any]) -> StoredOrder:
+        return cls(np.dtype(configuration["dtype"]))
+
+    def to_config(self) -> dict[str, Any]:
+        return {"dtype": self.stored.str}
+
+    def resolve_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        return ChunkSpec(spec.shape, self.stored, spec.fill_value)
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return chunk.astype(self.stored, copy=False)
+
+    def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return chunk  # already the right values; the engine swaps bytes while copying
+
+
+@dataclass(frozen=True)
+class ArrayMetadataV2:
+    """A parsed, validated ``.zarray`` (with its ``.zattrs``)."""
+
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    stored_dtype: np.dtype
+    compressor: Any
+    filters: tuple[Any, ...]
+    fill_value: Any
+    fill_is_null: bool = False
+    order: str = "C"
+    dimension_separator: str = "."
+    attributes: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    zarr_format = 2
+    node_type = "array"
+    dimension_names = None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return native(self.stored_dtype)
+
+    @property
+    def chunk_grid(self) -> RegularChunkGrid:
+        return RegularChunkGrid(self.chunks)
+
+    @property
+    def chunk_key_encoding(self) -> V2ChunkKeyEncoding:
+        return V2ChunkKeyEncoding(self.dimension_separator)
+
+    def chunk_key(self, coords: tuple[int, ...]) -> str:
+        return self.chunk_key_encoding.encode(coords)
+
+    @property
+    def codecs(self) -> CodecPipeline:
+        cached = self.__dict__.get("_codecs")
+        if cached is None:
+            chain: list[Any] = []
+            if self.order == "F" and len(self.shape) > 1:
+                transpose = registry.codecs.get("transpose")
+                chain.append(transpose.from_config({"order": list(range(len(self.shape)))[::-1]}))
+            if self.filters:
+                chain.append(StoredOrder(self.stored_dtype))
+            chain.extend(self.filters)
+            chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+            if self.compressor is not None:
+                chain.append(self.compressor)
+            cached = CodecPipeline(chain, where="v2 array").evolve(
+                ChunkSpec(self.chunks, self.dtype, self.fill_value)
+            )
+            object.__setattr__(self, "_codecs", cached)
+        return cached
+
+    @classmethod
+    def from_json(
+        cls, doc: Any, attributes: Any = None, *, where: str = ARRAY_KEY
+    ) -> ArrayMetadataV2:
+        if not isinstance(doc, dict):
+            raise MetadataError(f"{where}: metadata must be a JSON object")
+        if doc.get("zarr_format") != 2:
+            raise MetadataError(f"{where}: zarr_format must be 2, got {doc.get('zarr_format')!r}")
+        missing = {"shape", "chunks", "dtype", "compressor", "fill_value", "order"} - doc.keys()
+        if missing:
+            raise MetadataError(f"{where}: missing required keys {sorted(missing)}")
+        shape = parse_shape(doc["shape"], where=where)
+        grid = RegularChunkGrid.from_config({"chunk_shape": doc["chunks"]})
+        grid.validate(shape, where)
+        dtype = parse_dtype(doc["dtype"], where=where)
+        check_product(grid.chunk_shape, where=where, field="chunks", itemsize=dtype.itemsize)
+        if doc["order"] not in ("C", "F"):
+            raise MetadataError(f"{where}: order must be 'C' or 'F', got {doc['order']!r}")
+        separator = doc.get("dimension_separator", ".")
+        if separator not in (".", "/"):
+            raise MetadataError(
+                f"{where}: dimension_separator must be '.' or '/', got {separator!r}"
+            )
+        filters = doc.get("filters") or []
+        if not isinstance(filters, list):
+            raise MetadataError(f"{where}: filters must be a list or null")
+        compressor = doc["compressor"]
+        meta = cls(
+            shape=shape,
+            chunks=grid.chunk_shape,
+            stored_dtype=dtype,
+            compressor=None if compressor is None else _codec(compressor, where=where),
+            filters=tuple(_codec(f, where=where) for f in filters),
+            fill_value=parse_fill(dtype, doc["fill_value"], where=where),
+            fill_is_null=doc["fill_value"] is None,
+            order=doc["order"],
+            dimension_separator=separator,
+            attributes=parse_attributes(attributes, where=where),
+            extra={k: v for k, v in doc.items() if k not in _ARRAY_KEYS},
+        )
+        try:
+            meta.codecs.prepare(ChunkSpec(meta.chunks, meta.dtype, meta.fill_value))
+        except MetadataError as e:
+            raise type(e)(f"{where}: {e}") from None
+        return meta
+
+    def to_json(self) -> dict[str, Any]:
+        itemsize = self.dtype.itemsize
+        doc: dict[str, Any] = {
+            "zarr_format": 2,
+            "shape": list(self.shape),
+            "chunks": list(self.chunks),
+            "dtype": dtype_to_json(self.stored_dtype),
+            "compressor": None
+            if self.compressor is None
+            else to_numcodecs_config(self.compressor, itemsize),
+            "fill_value": None
+            if self.fill_is_null
+            else fill_to_json(self.stored_dtype, self.fill_value),
+            "order": self.order,
+            "filters": [to_numcodecs_config(f, itemsize) for f in self.filters] or None,
+            "dimension_separator": self.dimension_separator,
+        }
+        doc.update(self.extra)
+        return doc
+
+    def with_attributes(self, attributes: dict[str, Any]) -> ArrayMetadataV2:
+        return replace(self, attributes=attributes)
+
+    def with_shape(self, shape: tuple[int, ...]) -> ArrayMetadataV2:
+        return replace(self, shape=tuple(shape))
+
+
+@dataclass(frozen=True)
+class GroupMetadataV2:
+    """A parsed ``.zgroup`` (with its ``.zattrs``)."""
+
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    zarr_format = 2
+    node_type = "group"
+
+    @classmethod
+    def from_json(
+        cls, doc: Any, attributes: Any = None, *, where: str = GROUP_KEY
+    ) -> GroupMetadataV2:
+        if not isinstance(doc, dict) or doc.get("zarr_format") != 2:
+            raise MetadataError(f'{where}: expected {{"zarr_format": 2}}, got {doc!r}')
+        return cls(parse_attributes(attributes, where=where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"zarr_format": 2}
+
+    def with_attributes(self, attributes: dict[str, Any]) -> GroupMetadataV2:
+        return replace(self, attributes=attributes)
