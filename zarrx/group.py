@@ -89,6 +89,7 @@ class Group(Node):
         from zarrx.api import create_array
 
         self._check_writable("create an array in")
+        kwargs.setdefault("zarr_format", self.zarr_format)
         return create_array(self._store, name=self._child(name), **kwargs)
 
     def create_group(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -30,7 +30,9 @@ class ChunkSpec:
 
     shape: tuple[int, ...]
     dtype: np.dtype
-    fill_value: Any  # a numpy scalar of ``dtype``
+    #: A NumPy scalar of ``dtype``. Not part of equality or hashing: NaN and void scalars
+    #: would defeat caching, and one pipeline only ever serves one fill value.
+    fill_value: Any = field(compare=False, hash=False)
 
     @property
     def nbytes(self) -> int:

@@ -39,7 +39,9 @@ def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
     except (ValueError, KeyError) as e:
         raise MetadataError(f"numcodecs codec {codec_id!r}: {e}") from None
     except TypeError as e:
-        raise MetadataError(f"numcodecs codec {codec_id!r}: bad configuration {config!r}: {e}") from None
+        raise MetadataError(
+            f"numcodecs codec {codec_id!r}: bad configuration {config!r}: {e}"
+        ) from None
 
 
 class _Numcodecs:
@@ -148,8 +150,10 @@ def to_numcodecs_config(codec: Any, itemsize: int) -> dict[str, Any]:
         return {"id": "blosc", "cname": config["cname"], "clevel": config["clevel"],
                 "shuffle": shuffle, "blocksize": config.get("blocksize", 0)}
     if codec.name == "zstd":
-        return {"id": "zstd", "level": config.get("level", 0),
-                "checksum": config.get("checksum", False)}
+        out = {"id": "zstd", "level": config.get("level", 0)}
+        if config.get("checksum"):  # numcodecs leaves it out when false
+            out["checksum"] = True
+        return out
     if codec.name == "gzip":
         return {"id": "gzip", "level": config.get("level", 5)}
     if codec.name == "crc32c":

@@ -66,7 +66,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9-_.]+$")
 #: Values no configuration field of any codec accepts.
 WRONG_VALUES: tuple[Any, ...] = ([[]], {"zarrx": 1}, "zarrx-not-a-value", 1.5)
 _SETTINGS = settings(
-    max_examples=40,
+    max_examples=400,
     deadline=None,
     suppress_health_check=[
         HealthCheck.differing_executors,

@@ -1,0 +1,902 @@
+"""Side-by-side benchmark: zarrx against zarr-python 3, zarr-python with the zarrs codec
+pipeline and tensorstore, on the same stores, in one run, with the floors beside them.
+
+Why it is built this way:
+
+- **Same data.** Every store is written once by zarr-python, so all libraries read identical
+  bytes; zarrx is checked to read each store bit-exact (once), every library's result is
+  checked against zarr-python's by a digest, and what zarrx writes is read back by zarr-python.
+- **One process per library.** Each library (and each floor) runs in its own worker process
+  (``compare.py --worker LIB --workload NAME``) so imports, thread pools, allocator state and
+  caches cannot leak between them. Workers stay alive for one workload and time only the
+  operation itself, never process start or imports.
+- **Interleaved.** Repeats go round-robin across the workers (the order rotates each round),
+  so a slow phase of the machine hits every library alike; we report medians.
+- **Warm-up.** Each worker runs the operation before timing it: the first touch of large
+  fresh memory on a VM is very slow, and we want the steady state.
+- **Floors.** ``memcpy`` (``np.copyto`` into a preallocated array of the output size),
+  ``codec`` (decode — or encode for writes — every stored chunk with the codec library
+  directly, on a pool of one thread per core, no assembly) and ``io`` (plain file reads — or
+  writes — of every stored chunk's bytes, same pool) bound what any library can reach.
+
+Run ``python bench/compare.py --help``; ``--quick`` is a smoke test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import itertools
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+
+LIBS = ("zarr", "zarrs", "tensorstore", "zarrx")
+PEERS = ("zarr", "zarrs", "tensorstore")
+FLOORS = ("memcpy", "codec", "io")
+NCORES = os.cpu_count() or 1
+
+Index = tuple[Any, ...]  # a basic selection: ints and slices, one per axis
+
+
+# --------------------------------------------------------------------------------------------
+# What is measured
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sizes:
+    """Array geometry and counts; ``--quick`` shrinks them so a smoke run takes a minute."""
+
+    tag: str
+    shape: tuple[int, int, int]
+    chunks: tuple[int, int, int]
+    shards: tuple[int, int, int]
+    inner: tuple[int, int, int]
+    region: tuple[slice, slice, slice]
+    n_random: int  # random inner chunks / elements per measurement
+    n_members: int  # arrays in the hierarchy
+    repeats: int
+
+
+FULL = Sizes(
+    tag="full", shape=(256, 256, 1024), chunks=(64, 64, 64), shards=(128, 128, 128),
+    inner=(32, 32, 32), region=(slice(10, 200), slice(33, 250), slice(100, 900)),
+    n_random=200, n_members=1000, repeats=7,
+)
+QUICK = Sizes(
+    tag="quick", shape=(128, 128, 256), chunks=(64, 64, 64), shards=(128, 128, 128),
+    inner=(32, 32, 32), region=(slice(5, 100), slice(17, 120), slice(25, 225)),
+    n_random=50, n_members=200, repeats=3,
+)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A store written once by zarr-python and shared by the workloads that read it."""
+
+    name: str
+    codec: str  # "raw", "lz4", "zstd"
+    sharded: bool = False
+    hierarchy: bool = False
+
+
+DATASETS = {
+    d.name: d
+    for d in (
+        Dataset("raw", "raw"),
+        Dataset("lz4", "lz4"),
+        Dataset("zstd", "zstd"),
+        Dataset("sharded", "lz4", sharded=True),
+        Dataset("tree", "raw", hierarchy=True),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    dataset: str
+    kind: str  # "read", "write" or "hierarchy"
+    what: str  # one line for the table's legend
+    selections: Callable[[Sizes], list[Index]] = field(default=lambda s: [(Ellipsis,)])
+
+
+def _full(s: Sizes) -> list[Index]:
+    return [(slice(None),) * 3]
+
+
+def _strided(s: Sizes) -> list[Index]:
+    return [(slice(None, None, 2),) * 3]
+
+
+def _region(s: Sizes) -> list[Index]:
+    return [s.region]
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(12345)  # the same random picks in every worker
+
+
+def _random_inner_chunks(s: Sizes) -> list[Index]:
+    grid = [n // c for n, c in zip(s.shape, s.inner)]
+    picks = np.stack([_rng().integers(0, g, s.n_random) for g in grid], axis=1)
+    return [tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(p, s.inner)) for p in picks]
+
+
+def _random_points(s: Sizes) -> list[Index]:
+    picks = np.stack([_rng().integers(0, n, s.n_random) for n in s.shape], axis=1)
+    return [tuple(int(i) for i in p) for p in picks]
+
+
+WORKLOADS = {
+    w.name: w
+    for w in (
+        Workload("read_raw", "raw", "read", "full read, 64³ chunks, uncompressed", _full),
+        Workload("read_lz4", "lz4", "read", "full read, 64³ chunks, blosc lz4 + shuffle", _full),
+        Workload("read_zstd", "zstd", "read", "full read, 64³ chunks, zstd (zarr default)", _full),
+        Workload("read_sharded", "sharded", "read",
+                 "full read, 128³ shards of 32³ blosc-lz4 chunks", _full),
+        Workload("shard_chunk", "sharded", "read",
+                 "one random 32³ inner chunk of a shard (mean per read)", _random_inner_chunks),
+        Workload("point", "lz4", "read",
+                 "one random element, 64³ lz4 chunks (mean per read)", _random_points),
+        Workload("point_sharded", "sharded", "read",
+                 "one random element, sharded (mean per read)", _random_points),
+        Workload("strided", "lz4", "read", "[::2, ::2, ::2] of the lz4 array", _strided),
+        Workload("region", "lz4", "read", "unaligned region of the lz4 array", _region),
+        Workload("write_chunked", "lz4", "write", "full write, 64³ chunks, blosc lz4", _full),
+        Workload("write_sharded", "sharded", "write",
+                 "full write, 128³ shards of 32³ blosc-lz4 chunks", _full),
+        Workload("hierarchy", "tree", "hierarchy", "open a group, list its 1000 arrays"),
+    )
+}
+
+
+def make_data(shape: Sequence[int]) -> np.ndarray:
+    """Deterministic float32 data that compresses like measurements (~2x with lz4): a smooth
+    field plus a random walk, kept to 1/256 precision."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(tuple(shape), dtype=np.float32)
+    data *= np.float32(0.05)
+    np.cumsum(data, axis=2, out=data)
+    y = np.cos(np.linspace(0, 2 * np.pi, shape[1], dtype=np.float32))
+    z = np.sin(np.linspace(0, 8 * np.pi, shape[2], dtype=np.float32))
+    data += np.float32(10) * y[None, :, None] * z[None, None, :]
+    data *= np.float32(256)
+    np.round(data, out=data)
+    data /= np.float32(256)
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# Stores: written once by zarr-python
+# --------------------------------------------------------------------------------------------
+def dataset_path(root: str, sizes: Sizes, name: str) -> str:
+    return os.path.join(root, sizes.tag, f"{name}.zarr")
+
+
+def output_path(root: str, sizes: Sizes, workload: str, lib: str) -> str:
+    return os.path.join(root, sizes.tag, "out", workload, f"{lib}.zarr")
+
+
+def _zarr_codecs(codec: str) -> dict[str, Any]:
+    import zarr.codecs as zc
+
+    if codec == "raw":
+        return {"compressors": None}
+    if codec == "lz4":
+        return {"compressors": zc.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")}
+    return {"compressors": zc.ZstdCodec()}  # zarr-python's default compressor (level 0)
+
+
+def create_with_zarr(path: str, ds: Dataset, sizes: Sizes) -> Any:
+    """An empty array with the dataset's layout, created by zarr-python."""
+    import zarr
+
+    layout = {"chunks": sizes.inner, "shards": sizes.shards} if ds.sharded else {
+        "chunks": sizes.chunks}
+    return zarr.create_array(path, shape=sizes.shape, dtype="float32", fill_value=0.0,
+                             overwrite=True, **layout, **_zarr_codecs(ds.codec))
+
+
+def write_dataset(root: str, sizes: Sizes, ds: Dataset, data: np.ndarray | None) -> bool:
+    """Write ``ds`` unless a finished copy is already there; True when it was written."""
+    path = dataset_path(root, sizes, ds.name)
+    done = os.path.join(path, ".complete")
+    if os.path.exists(done):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    if ds.hierarchy:
+        import zarr
+
+        group = zarr.open_group(path, mode="w")
+        for i in range(sizes.n_members):
+            group.create_array(f"array_{i:04d}", shape=(100, 100), chunks=(10, 10),
+                               dtype="float32", attributes={"index": i, "units": "m"})
+    else:
+        assert data is not None
+        create_with_zarr(path, ds, sizes)[...] = data
+    with open(done, "w") as f:
+        f.write("written by zarr-python\n")
+    return True
+
+
+def check_zarrx_reads(path: str, data: np.ndarray) -> None:
+    """zarrx must read what zarr-python wrote bit for bit (checked once per store)."""
+    import zarrx
+
+    got = zarrx.open_array(path, mode="r")[...]
+    if not np.array_equal(got.view(np.uint32), data.view(np.uint32)):
+        raise SystemExit(f"zarrx does not read {path} bit-exact")
+
+
+# --------------------------------------------------------------------------------------------
+# Libraries (each only ever imported inside its own worker process)
+# --------------------------------------------------------------------------------------------
+class Unavailable(Exception):
+    """The library cannot be imported or configured here; the run goes on without it."""
+
+
+def _versions(lib: str) -> str:
+    if lib in ("zarr", "zarrs"):
+        import zarr
+
+        text = f"zarr {zarr.__version__}"
+        if lib == "zarrs":
+            from importlib.metadata import version
+
+            text += f" + zarrs {version('zarrs')}"
+        return text
+    if lib == "tensorstore":
+        import tensorstore
+
+        return f"tensorstore {tensorstore.__version__}"
+    if lib == "zarrx":
+        import zarrx
+
+        return f"zarrx {zarrx.__version__}"
+    return f"numpy {np.__version__}"
+
+
+def _import_zarr(lib: str) -> Any:
+    import zarr
+
+    if lib == "zarrs":
+        try:
+            import zarrs  # noqa: F401
+        except ImportError as e:
+            raise Unavailable(f"zarrs cannot be imported ({e}); pip install zarrs") from e
+        # Set for the whole process (not as a context): the pipeline is chosen per array open.
+        zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
+    return zarr
+
+
+def _tensorstore_spec(path: str) -> dict[str, Any]:
+    # file_io_sync off: tensorstore fsyncs every write by default; the others do not.
+    return {"driver": "zarr3", "kvstore": {"driver": "file", "path": path},
+            "context": {"file_io_sync": False, "cache_pool": {"total_bytes_limit": 0}}}
+
+
+def lib_reader(lib: str, path: str) -> Callable[[Index], Any]:
+    """A function reading one selection of the array at ``path`` into a new NumPy array."""
+    if lib in ("zarr", "zarrs"):
+        z = _import_zarr(lib).open_array(path, mode="r")
+        if lib == "zarrs" and "Zarrs" not in type(z._async_array.codec_pipeline).__name__:
+            raise Unavailable("zarr did not pick up the zarrs codec pipeline")
+        return lambda sel: z[sel]
+    if lib == "tensorstore":
+        import tensorstore as ts
+
+        t = ts.open(_tensorstore_spec(path), open=True, read=True).result()
+        return lambda sel: t[sel].read().result()
+    if lib == "zarrx":
+        import zarrx
+
+        a = zarrx.open_array(path, mode="r")
+        return lambda sel: a[sel]
+    raise ValueError(lib)
+
+
+def lib_writer(lib: str, path: str) -> Callable[[np.ndarray], None]:
+    """A function writing the whole array at ``path`` (created beforehand by zarr-python)."""
+    if lib in ("zarr", "zarrs"):
+        z = _import_zarr(lib).open_array(path, mode="r+")
+
+        def write(data: np.ndarray) -> None:
+            z[...] = data
+
+        return write
+    if lib == "tensorstore":
+        import tensorstore as ts
+
+        t = ts.open(_tensorstore_spec(path), open=True, write=True).result()
+        return lambda data: t.write(data).result()
+    if lib == "zarrx":
+        import zarrx
+
+        a = zarrx.open_array(path, mode="r+")
+
+        def write_x(data: np.ndarray) -> None:
+            a[...] = data
+
+        return write_x
+    raise ValueError(lib)
+
+
+def lib_lister(lib: str, path: str) -> Callable[[], list[str]]:
+    """A function opening the group at ``path`` and listing its members (names, parsed
+    metadata). tensorstore has no group API: it lists the keys and reads every member's
+    ``zarr.json`` concurrently, which is what a group listing has to do."""
+    if lib in ("zarr", "zarrs"):
+        zarr = _import_zarr(lib)
+
+        def members() -> list[str]:
+            return sorted(name for name, _ in zarr.open_group(path, mode="r").members())
+
+        return members
+    if lib == "tensorstore":
+        import tensorstore as ts
+
+        def members_ts() -> list[str]:
+            kv = ts.KvStore.open({"driver": "file", "path": path + "/"}).result()
+            keys = [k.decode() for k in kv.list().result()]
+            json.loads(kv.read("zarr.json").result().value)
+            docs = [k for k in keys if k.count("/") == 1 and k.endswith("/zarr.json")]
+            reads = [kv.read(k) for k in docs]
+            for r in reads:
+                json.loads(r.result().value)
+            return sorted(k.split("/")[0] for k in docs)
+
+        return members_ts
+    if lib == "zarrx":
+        import zarrx
+
+        def members_x() -> list[str]:
+            return sorted(name for name, _ in zarrx.open_group(path, mode="r").members())
+
+        return members_x
+    raise ValueError(lib)
+
+
+# --------------------------------------------------------------------------------------------
+# Floors
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Piece:
+    """A stored chunk: a whole file (``length`` None) or a byte range of a shard."""
+
+    path: str
+    offset: int = 0
+    length: int | None = None
+
+
+def _axis_indices(sel: Index, shape: Sequence[int]) -> list[np.ndarray]:
+    out = []
+    for s, n in zip(sel, shape):
+        out.append(np.arange(*s.indices(n)) if isinstance(s, slice) else np.array([s]))
+    return out
+
+
+def _touched(sel: Index, shape: Sequence[int], chunk: Sequence[int]) -> list[tuple[int, ...]]:
+    """Grid coordinates of the chunks holding at least one selected element."""
+    per_axis = [np.unique(ix // c) for ix, c in zip(_axis_indices(sel, shape), chunk)]
+    return [tuple(int(i) for i in t) for t in itertools.product(*per_axis)]
+
+
+def _chunk_file(path: str, coords: Sequence[int]) -> str:
+    return os.path.join(path, "c", *map(str, coords))
+
+
+class ShardIndex:
+    """Byte ranges of inner chunks, from zarr-python's default shard index (at the end:
+    ``(offset, nbytes)`` little-endian uint64 pairs in C order, then a crc32c)."""
+
+    def __init__(self, path: str, sizes: Sizes) -> None:
+        self.path = path
+        self.sizes = sizes
+        self.per_shard = tuple(s // c for s, c in zip(sizes.shards, sizes.inner))
+        self.index_nbytes = int(np.prod(self.per_shard)) * 16 + 4
+        self._cache: dict[tuple[int, ...], np.ndarray] = {}
+
+    def shard_of(self, inner: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return (tuple(i // p for i, p in zip(inner, self.per_shard)),
+                tuple(i % p for i, p in zip(inner, self.per_shard)))
+
+    def ranges(self, shard: tuple[int, ...]) -> np.ndarray:
+        if shard not in self._cache:
+            with open(_chunk_file(self.path, shard), "rb") as f:
+                f.seek(-self.index_nbytes, os.SEEK_END)
+                raw = f.read(self.index_nbytes)
+            self._cache[shard] = np.frombuffer(raw[:-4], "<u8").reshape(*self.per_shard, 2)
+        return self._cache[shard]
+
+    def piece(self, inner: Sequence[int]) -> Piece:
+        shard, pos = self.shard_of(inner)
+        offset, nbytes = (int(v) for v in self.ranges(shard)[pos])
+        return Piece(_chunk_file(self.path, shard), offset, nbytes)
+
+
+def _read_piece(p: Piece) -> bytes:
+    with open(p.path, "rb") as f:
+        if p.length is None:
+            return f.read()
+        return os.pread(f.fileno(), p.length, p.offset)
+
+
+def _map(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    """Run on the pool, or inline when there is a single item (no hand-off latency)."""
+    return [fn(items[0])] if len(items) == 1 else list(pool.map(fn, items))
+
+
+def _codec_functions(codec: str, nbytes: int) -> tuple[Callable[[bytes], None],
+                                                        Callable[[np.ndarray], bytes]]:
+    """Decode into a per-thread buffer / encode a chunk, straight through numcodecs' C calls
+    (the same library zarr-python and zarrx use), with the GIL released."""
+    import numcodecs.blosc
+    import numcodecs.zstd
+
+    numcodecs.blosc.use_threads = False  # the thread-safe *_ctx calls, one thread per chunk
+    local = threading.local()
+
+    def buffer() -> np.ndarray:
+        if getattr(local, "buf", None) is None:
+            local.buf = np.empty(nbytes, np.uint8)
+        return local.buf
+
+    if codec == "lz4":
+        blosc = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+        return (lambda raw: numcodecs.blosc.decompress(raw, buffer()),
+                lambda chunk: blosc.encode(chunk))
+    if codec == "zstd":
+        zstd = numcodecs.Zstd(level=0)
+        return (lambda raw: numcodecs.zstd.decompress(raw, buffer()),
+                lambda chunk: zstd.encode(chunk))
+    raise Unavailable("no codec to run for uncompressed data")
+
+
+def floor_bench(floor: str, w: Workload, sizes: Sizes, root: str,
+                pool: ThreadPoolExecutor) -> Callable[[], Any]:
+    """One measurement of a floor for workload ``w`` (per read for the random workloads)."""
+    ds = DATASETS[w.dataset]
+    path = dataset_path(root, sizes, ds.name)
+    if w.kind == "hierarchy":
+        return _hierarchy_floor(floor, path)
+    if w.kind == "write":
+        return _write_floor(floor, w, ds, sizes, root, pool)
+    sels = w.selections(sizes)
+    if floor == "memcpy":
+        outs = [(np.empty(_axis_counts(s, sizes.shape), np.float32),
+                 np.ones(_axis_counts(s, sizes.shape), np.float32)) for s in sels]
+        return lambda: [np.copyto(dst, src) for dst, src in outs]
+    index = ShardIndex(path, sizes) if ds.sharded else None
+    chunk = sizes.inner if ds.sharded else sizes.chunks
+    ops: list[list[tuple[int, ...]]] = [_touched(s, sizes.shape, chunk) for s in sels]
+
+    def pieces(op: list[tuple[int, ...]]) -> list[Piece]:
+        return [index.piece(c) if index else Piece(_chunk_file(path, c)) for c in op]
+
+    if floor == "codec":
+        decode, _ = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)
+        blobs = [[_read_piece(p) for p in pieces(op)] for op in ops]
+        return lambda: [_map(pool, decode, b) for b in blobs]
+    if index is None:
+        files = [pieces(op) for op in ops]
+        return lambda: [_map(pool, _read_piece, f) for f in files]
+    return lambda: [_read_sharded(index, op, pool) for op in ops]
+
+
+def _axis_counts(sel: Index, shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(len(ix) for ix, s in zip(_axis_indices(sel, shape), sel)
+                 if isinstance(s, slice))
+
+
+def _read_sharded(index: ShardIndex, op: list[tuple[int, ...]],
+                  pool: ThreadPoolExecutor) -> list[bytes]:
+    """What a reader must at least do: a whole shard when all of it is needed, otherwise
+    the shard's index and then the inner chunks' byte ranges."""
+    by_shard: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for inner in op:
+        shard, pos = index.shard_of(inner)
+        by_shard.setdefault(shard, []).append(pos)
+    n_inner = int(np.prod(index.per_shard))
+
+    def one(item: tuple[tuple[int, ...], list[tuple[int, ...]]]) -> list[bytes]:
+        shard, positions = item
+        file = _chunk_file(index.path, shard)
+        if len(positions) == n_inner:
+            return [_read_piece(Piece(file))]
+        with open(file, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            raw = os.pread(f.fileno(), index.index_nbytes, size - index.index_nbytes)
+            ranges = np.frombuffer(raw[:-4], "<u8").reshape(*index.per_shard, 2)
+            return [os.pread(f.fileno(), int(ranges[p][1]), int(ranges[p][0]))
+                    for p in positions]
+
+    return _map(pool, one, list(by_shard.items()))
+
+
+def _write_floor(floor: str, w: Workload, ds: Dataset, sizes: Sizes, root: str,
+                 pool: ThreadPoolExecutor) -> Callable[[], Any]:
+    data = make_data(sizes.shape)
+    if floor == "memcpy":
+        dst = np.empty_like(data)
+        return lambda: np.copyto(dst, data)
+    chunk = sizes.inner if ds.sharded else sizes.chunks
+    coords = _touched((slice(None),) * 3, sizes.shape, chunk)
+    pieces = [np.ascontiguousarray(data[tuple(slice(i * c, (i + 1) * c)
+                                              for i, c in zip(co, chunk))]) for co in coords]
+    _, encode = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)
+    if floor == "codec":
+        return lambda: _map(pool, encode, pieces)
+    # io: write every stored object's bytes as plain files (whole shards when sharded).
+    scratch = os.path.join(output_path(root, sizes, w.name, "io"), "c")
+    encoded = dict(zip(coords, _map(pool, encode, pieces)))
+    blobs: dict[tuple[int, ...], bytes] = {}
+    if ds.sharded:
+        index = ShardIndex("", sizes)
+        shards: dict[tuple[int, ...], list[bytes]] = {}
+        for inner in coords:  # C order of inner chunks = C order inside each shard
+            shards.setdefault(index.shard_of(inner)[0], []).append(encoded[inner])
+        for shard, parts in shards.items():
+            blobs[shard] = b"".join(parts) + bytes(index.index_nbytes)
+    else:
+        blobs = encoded
+    files = []
+    for co, blob in blobs.items():
+        file = os.path.join(scratch, *map(str, co))
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        files.append((file, blob))
+
+    def write(item: tuple[str, bytes]) -> None:
+        with open(item[0], "wb") as f:
+            f.write(item[1])
+
+    return lambda: _map(pool, write, files)
+
+
+def _hierarchy_floor(floor: str, path: str) -> Callable[[], Any]:
+    def docs() -> list[bytes]:
+        out = [_read_piece(Piece(os.path.join(path, "zarr.json")))]
+        for name in sorted(os.listdir(path)):
+            doc = os.path.join(path, name, "zarr.json")
+            if os.path.exists(doc):
+                out.append(_read_piece(Piece(doc)))
+        return out
+
+    if floor == "io":
+        return docs
+    if floor == "codec":
+        raw = docs()
+        return lambda: [json.loads(d) for d in raw]
+    raise Unavailable("nothing to copy")
+
+
+# --------------------------------------------------------------------------------------------
+# Worker process
+# --------------------------------------------------------------------------------------------
+def digest(results: Any) -> str | None:
+    """A fingerprint of what was read, to check that every library returns the same data."""
+    if results is None:
+        return None
+    if isinstance(results, list) and results and isinstance(results[0], str):
+        return f"{len(results)} names, crc {zlib.crc32(chr(0).join(results).encode()):08x}"
+    crc, shapes = 0, []
+    for r in results if isinstance(results, list) else [results]:
+        a = np.ascontiguousarray(np.asarray(r, dtype=np.float32))
+        shapes.append(a.shape)
+        crc = zlib.crc32(a.view(np.uint8).reshape(-1), crc)
+    return f"{shapes[0] if len(shapes) == 1 else len(shapes)} crc {crc:08x}"
+
+
+def make_bench(lib: str, w: Workload, sizes: Sizes, root: str,
+               pool: ThreadPoolExecutor) -> tuple[Callable[[], Any], int]:
+    """The operation to time, and how many reads it makes (times are reported per read)."""
+    if lib in FLOORS:
+        n = len(w.selections(sizes)) if w.kind == "read" else 1
+        return floor_bench(lib, w, sizes, root, pool), n
+    path = dataset_path(root, sizes, w.dataset)
+    if w.kind == "hierarchy":
+        return lib_lister(lib, path), 1
+    if w.kind == "write":
+        write = lib_writer(lib, output_path(root, sizes, w.name, lib))
+        data = make_data(sizes.shape)
+        return (lambda: write(data)), 1
+    read = lib_reader(lib, path)
+    sels = w.selections(sizes)
+    if len(sels) == 1:
+        return (lambda: read(sels[0])), 1
+    return (lambda: [read(s) for s in sels]), len(sels)
+
+
+def worker(lib: str, workload: str, sizes: Sizes, root: str, warmup: int) -> None:
+    """Set up, warm up, then time the operation once per ``run`` line on stdin."""
+    proto: IO[str] = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # libraries printing to stdout must not corrupt the protocol
+
+    def send(**msg: Any) -> None:
+        proto.write(json.dumps(msg) + "\n")
+
+    w = WORKLOADS[workload]
+    with ThreadPoolExecutor(NCORES) as pool:
+        try:
+            op, n = make_bench(lib, w, sizes, root, pool)
+            result = op()
+            check = digest(result) if w.kind != "write" and lib not in FLOORS else None
+            del result
+            for _ in range(warmup - 1):
+                op()
+        except Unavailable as e:
+            send(unavailable=str(e))
+            return
+        except Exception:
+            send(error=traceback.format_exc())
+            return
+        send(ready=True, n=n, digest=check, version=_versions(lib))
+        for line in sys.stdin:
+            if line.strip() != "run":
+                break
+            gc.collect()
+            t0 = time.perf_counter()
+            result = op()
+            elapsed = time.perf_counter() - t0
+            del result
+            send(t=elapsed / n)
+
+
+# --------------------------------------------------------------------------------------------
+# Parent process
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Worker:
+    lib: str
+    proc: subprocess.Popen[str]
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def ask(self, line: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if line:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        if not reply:
+            return {"error": f"worker exited with code {self.proc.wait()}"}
+        return json.loads(reply)
+
+    def close(self) -> None:
+        with contextlib.suppress(BrokenPipeError, OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_workers(libs: Sequence[str], workload: str, args: argparse.Namespace,
+                  root: str) -> list[Worker]:
+    workers = []
+    for lib in libs:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--workload", workload,
+               "--dir", root, "--warmup", str(args.warmup)]
+        if args.quick:
+            cmd.append("--quick")
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                stderr=None if args.verbose else subprocess.DEVNULL)
+        workers.append(Worker(lib, proc))
+    ready = []
+    for wk in workers:  # set up and warm up one at a time: no contention during warm-up
+        wk.info = wk.ask("")
+        if wk.info.get("ready"):
+            ready.append(wk)
+            continue
+        reason = wk.info.get("unavailable") or wk.info.get("error", "?")
+        if wk.lib in LIBS or "error" in wk.info:  # a floor that does not apply is no news
+            print(f"\n  {wk.lib}: skipped — {reason.strip()}", file=sys.stderr)
+        wk.close()
+    return ready
+
+
+def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, sizes: Sizes,
+                 root: str, repeats: int) -> dict[str, Any]:
+    """Interleaved repeats of one workload across the libraries' workers."""
+    if w.kind == "write":
+        for lib in libs:
+            if lib in LIBS:
+                create_with_zarr(output_path(root, sizes, w.name, lib), DATASETS[w.dataset], sizes)
+    workers = start_workers(libs, w.name, args, root)
+    times: dict[str, list[float]] = {wk.lib: [] for wk in workers}
+    try:
+        for r in range(repeats):
+            shift = r % max(1, len(workers))
+            for wk in workers[shift:] + workers[:shift]:
+                reply = wk.ask("run")
+                if "t" not in reply:
+                    raise RuntimeError(f"{wk.lib} failed on {w.name}: {reply.get('error')}")
+                times[wk.lib].append(reply["t"])
+    finally:
+        for wk in workers:
+            wk.close()
+    digests = {wk.lib: wk.info["digest"] for wk in workers if wk.info.get("digest")}
+    reference = digests.get("zarr") or next(iter(digests.values()), None)
+    bad = [lib for lib, d in digests.items() if d != reference]
+    if bad:
+        print(f"  WARNING: {', '.join(bad)} returned different data than zarr on {w.name}: "
+              f"{digests}", file=sys.stderr)
+    return {
+        "times": times,
+        "median": {lib: statistics.median(ts) for lib, ts in times.items() if ts},
+        "versions": {wk.lib: wk.info["version"] for wk in workers},
+        "digests": digests,
+        "mismatch": bad,
+    }
+
+
+def check_written(w: Workload, root: str, sizes: Sizes, data: np.ndarray) -> str:
+    """zarr-python must read back what zarrx wrote, bit for bit."""
+    import zarr
+
+    path = output_path(root, sizes, w.name, "zarrx")
+    got = zarr.open_array(path, mode="r")[...]
+    ok = np.array_equal(got.view(np.uint32), data.view(np.uint32))
+    return "ok" if ok else "MISMATCH"
+
+
+def fmt_time(t: float | None) -> str:
+    if t is None:
+        return "—"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f} µs"
+    if t < 1:
+        return f"{t * 1e3:.1f} ms"
+    return f"{t:.2f} s"
+
+
+def table(results: dict[str, dict[str, Any]], libs: Sequence[str]) -> str:
+    """A Markdown table: medians per library, zarrx / best peer, and the floors."""
+    peers = [lib for lib in PEERS if lib in libs]
+    floors = [f for f in FLOORS if f in libs]
+    head = ["workload", *[lib for lib in LIBS if lib in libs]]
+    if "zarrx" in libs and peers:
+        head.append("zarrx / best peer")
+    head += [f"floor: {f}" for f in floors]
+    rows = [head, ["---"] * len(head)]
+    for name, res in results.items():
+        med = res["median"]
+        row = [name] + [fmt_time(med.get(lib)) for lib in LIBS if lib in libs]
+        if "zarrx" in libs and peers:
+            best = min(((med[p], p) for p in peers if p in med), default=None)
+            ratio = med["zarrx"] / best[0] if best and "zarrx" in med else None
+            row.append(f"{ratio:.2f} ({best[1]})" if ratio is not None and best else "—")
+        row += [fmt_time(med.get(f)) for f in floors]
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = []
+    for r in rows:
+        cells = [c.ljust(wd) if i == 0 else c.rjust(wd) for i, (c, wd) in
+                 enumerate(zip(r, widths))]
+        if r[0] == "---":
+            cells = ["-" * widths[0]] + ["-" * (wd - 1) + ":" for wd in widths[1:]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, str]:
+    cpu = platform.processor() or "?"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    return {"cpu": cpu, "nproc": str(NCORES), "python": platform.python_version(),
+            "numpy": np.__version__, "platform": platform.platform()}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="workloads:\n" + "\n".join(
+                                    f"  {w.name:<14} {w.what}" for w in WORKLOADS.values()))
+    p.add_argument("--quick", action="store_true", help="small arrays, 3 repeats (smoke test)")
+    p.add_argument("--repeats", type=int, help="timed rounds per workload (default 7; quick 3)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed runs per worker (default 2)")
+    p.add_argument("--workloads", help="comma-separated subset of the workloads")
+    p.add_argument("--libs", help=f"comma-separated subset of {', '.join(LIBS + FLOORS)}")
+    p.add_argument("--dir", help="where the stores go (kept and reused); default: a temp dir")
+    p.add_argument("--json", help="write every sample and the medians to this file")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the workers' stderr")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--workload", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def _subset(text: str | None, known: Sequence[str], what: str) -> list[str]:
+    if not text:
+        return list(known)
+    chosen = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in chosen if x not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)}; known: {', '.join(known)}")
+    return chosen
+
+
+@contextlib.contextmanager
+def data_root(given: str | None) -> Iterator[str]:
+    if given:
+        os.makedirs(given, exist_ok=True)
+        yield os.path.abspath(given)
+        return
+    root = tempfile.mkdtemp(prefix="zarrx-compare-")
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    if args.worker:
+        assert args.dir and args.workload
+        worker(args.worker, args.workload, sizes, args.dir, max(1, args.warmup))
+        return
+    workloads = _subset(args.workloads, list(WORKLOADS), "workloads")
+    libs = _subset(args.libs, LIBS + FLOORS, "libraries")
+    repeats = args.repeats or sizes.repeats
+    info = machine()
+    mib = np.prod(sizes.shape) * 4 / 2**20
+    print(f"# {info['cpu']}, nproc {info['nproc']}, Python {info['python']}, "
+          f"numpy {info['numpy']}")
+    print(f"# array {sizes.shape} float32 ({mib:.0f} MiB), {repeats} interleaved repeats, "
+          f"warm-up {args.warmup}; times are medians (per read for the random workloads)")
+    started = time.perf_counter()
+    results: dict[str, dict[str, Any]] = {}
+    checks: dict[str, str] = {}
+    with data_root(args.dir) as root:
+        data = make_data(sizes.shape)
+        for name in workloads:
+            w = WORKLOADS[name]
+            ds = DATASETS[w.dataset]
+            t0 = time.perf_counter()
+            if write_dataset(root, sizes, ds, data) and not ds.hierarchy:
+                check_zarrx_reads(dataset_path(root, sizes, ds.name), data)
+                checks[ds.name] = "zarrx reads it bit-exact"
+            print(f"{name:<14} {w.what} ...", end="", flush=True, file=sys.stderr)
+            results[name] = run_workload(w, libs, args, sizes, root, repeats)
+            if w.kind == "write" and "zarrx" in results[name]["median"]:
+                checks[f"{name} (zarrx output)"] = (
+                    "zarr-python reads it " + check_written(w, root, sizes, data))
+            print(f" {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    versions: dict[str, str] = {}
+    for res in results.values():
+        versions.update(res["versions"])
+    print()
+    print(table(results, libs))
+    print()
+    for name in workloads:
+        print(f"- {name}: {WORKLOADS[name].what}")
+    print("\nversions: " + "; ".join(sorted({v for lib, v in versions.items() if lib in LIBS})))
+    for what, verdict in checks.items():
+        print(f"check: {what}: {verdict}")
+    print(f"total {time.perf_counter() - started:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "sizes": sizes.tag, "repeats": repeats,
+                       "versions": versions, "checks": checks, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
