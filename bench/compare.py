@@ -162,7 +162,8 @@ WORKLOADS = {
         Workload("write_chunked", "lz4", "write", "full write, 64³ chunks, blosc lz4", _full),
         Workload("write_sharded", "sharded", "write",
                  "full write, 128³ shards of 32³ blosc-lz4 chunks", _full),
-        Workload("hierarchy", "tree", "hierarchy", "open a group, list its 1000 arrays"),
+        Workload("hierarchy", "tree", "hierarchy",
+                 "open a group, list its arrays (1000; 200 with --quick)"),
     )
 }
 
@@ -253,24 +254,15 @@ class Unavailable(Exception):
 
 
 def _versions(lib: str) -> str:
-    if lib in ("zarr", "zarrs"):
-        import zarr
+    from importlib.metadata import version
 
-        text = f"zarr {zarr.__version__}"
-        if lib == "zarrs":
-            from importlib.metadata import version
-
-            text += f" + zarrs {version('zarrs')}"
-        return text
-    if lib == "tensorstore":
-        import tensorstore
-
-        return f"tensorstore {tensorstore.__version__}"
-    if lib == "zarrx":
-        import zarrx
-
-        return f"zarrx {zarrx.__version__}"
-    return f"numpy {np.__version__}"
+    if lib == "zarr":
+        return f"zarr {version('zarr')}"
+    if lib == "zarrs":
+        return f"zarr {version('zarr')} + zarrs {version('zarrs')}"
+    if lib in ("tensorstore", "zarrx"):
+        return f"{lib} {version(lib)}"
+    return f"numpy {np.__version__}, numcodecs {version('numcodecs')}"
 
 
 def _import_zarr(lib: str) -> Any:
@@ -339,9 +331,9 @@ def lib_writer(lib: str, path: str) -> Callable[[np.ndarray], None]:
 
 
 def lib_lister(lib: str, path: str) -> Callable[[], list[str]]:
-    """A function opening the group at ``path`` and listing its members (names, parsed
-    metadata). tensorstore has no group API: it lists the keys and reads every member's
-    ``zarr.json`` concurrently, which is what a group listing has to do."""
+    """A function opening the group at ``path`` and listing its members as opened nodes.
+    tensorstore has no group API: it lists the keys and opens every member array
+    concurrently, which is what a group listing has to do (the tree holds arrays only)."""
     if lib in ("zarr", "zarrs"):
         zarr = _import_zarr(lib)
 
@@ -354,13 +346,15 @@ def lib_lister(lib: str, path: str) -> Callable[[], list[str]]:
 
         def members_ts() -> list[str]:
             kv = ts.KvStore.open({"driver": "file", "path": path + "/"}).result()
-            keys = [k.decode() for k in kv.list().result()]
-            json.loads(kv.read("zarr.json").result().value)
-            docs = [k for k in keys if k.count("/") == 1 and k.endswith("/zarr.json")]
-            reads = [kv.read(k) for k in docs]
-            for r in reads:
-                json.loads(r.result().value)
-            return sorted(k.split("/")[0] for k in docs)
+            if json.loads(kv.read("zarr.json").result().value)["node_type"] != "group":
+                raise ValueError(f"{path} is not a group")
+            names = sorted(k.decode()[: -len("/zarr.json")] for k in kv.list().result()
+                           if k.count(b"/") == 1 and k.endswith(b"/zarr.json"))
+            opening = [ts.open(_tensorstore_spec(os.path.join(path, n)), open=True)
+                       for n in names]
+            for f in opening:
+                f.result()
+            return names
 
         return members_ts
     if lib == "zarrx":
@@ -668,7 +662,8 @@ class Worker:
     info: dict[str, Any] = field(default_factory=dict)
 
     def ask(self, line: str) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         if line:
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
@@ -850,7 +845,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     sizes = QUICK if args.quick else FULL
     if args.worker:
-        assert args.dir and args.workload
+        if not (args.dir and args.workload):
+            raise SystemExit("--worker needs --workload and --dir")
         worker(args.worker, args.workload, sizes, args.dir, max(1, args.warmup))
         return
     workloads = _subset(args.workloads, list(WORKLOADS), "workloads")
@@ -860,6 +856,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     mib = np.prod(sizes.shape) * 4 / 2**20
     print(f"# {info['cpu']}, nproc {info['nproc']}, Python {info['python']}, "
           f"numpy {info['numpy']}")
+    load = os.getloadavg()[0]
+    if load > NCORES / 2:
+        print(f"# WARNING: load average {load:.1f} on {NCORES} cores: timings will be noisy")
     print(f"# array {sizes.shape} float32 ({mib:.0f} MiB), {repeats} interleaved repeats, "
           f"warm-up {args.warmup}; times are medians (per read for the random workloads)")
     started = time.perf_counter()

@@ -10,11 +10,19 @@ import numpy as np
 
 from zarrx.abc.store import Store
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.plan import plan_basic
+from zarrx.engine.plan import plan_basic, plan_points
 from zarrx.engine.read import read_into
 from zarrx.engine.write import write_from
+from zarrx.errors import ShapeError
 from zarrx.metadata.io import data_prefix
 from zarrx.node import Node
+from zarrx.selection.modes import (
+    is_basic_selection,
+    is_coordinate_selection,
+    normalize_blocks,
+    normalize_coordinates,
+    normalize_orthogonal,
+)
 from zarrx.selection.normalize import BasicSelection, normalize_basic
 
 
@@ -115,8 +123,46 @@ class Array(Node):
         sel = normalize_basic(selection, self.shape)
         return sel.result(self._read_basic(sel))
 
+    def get_orthogonal_selection(self, selection: Any) -> Any:
+        """Outer-product selection: ints, slices, int arrays and boolean masks per axis."""
+        sel = normalize_orthogonal(selection, self.shape)
+        return sel.result(self._read_basic(sel))
+
+    def get_coordinate_selection(self, selection: Any) -> Any:
+        """Points: integer arrays broadcast together (or one boolean mask)."""
+        sel = normalize_coordinates(selection, self.shape)
+        out = np.empty(sel.npoints, dtype=self.dtype)
+        read_into(self._chunk_store, plan_points(self._metadata.chunk_grid, self.shape, sel), out)
+        return out.reshape(sel.shape)
+
+    get_mask_selection = get_coordinate_selection
+
+    def get_block_selection(self, selection: Any) -> Any:
+        """Whole chunks, indexed in units of chunks (``a.blocks[1, :2]``)."""
+        sel = normalize_blocks(selection, self.shape, self.chunks)
+        return sel.result(self._read_basic(sel))
+
     def __getitem__(self, selection: Any) -> Any:
-        return self.get_basic_selection(selection)
+        if is_basic_selection(selection):
+            return self.get_basic_selection(selection)
+        if is_coordinate_selection(selection, self.shape):
+            return self.get_coordinate_selection(selection)
+        return self.get_orthogonal_selection(selection)
+
+    @property
+    def oindex(self) -> _Indexer:
+        """Orthogonal indexing: ``a.oindex[[0, 3], 1:5]``."""
+        return _Indexer(self.get_orthogonal_selection, self.set_orthogonal_selection)
+
+    @property
+    def vindex(self) -> _Indexer:
+        """Vectorized (point) indexing: ``a.vindex[[0, 1], [2, 3]]`` or ``a.vindex[mask]``."""
+        return _Indexer(self.get_coordinate_selection, self.set_coordinate_selection)
+
+    @property
+    def blocks(self) -> _Indexer:
+        """Chunk-grid indexing: ``a.blocks[0, 1]`` is the chunk at grid position (0, 1)."""
+        return _Indexer(self.get_block_selection, self.set_block_selection)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
@@ -128,19 +174,110 @@ class Array(Node):
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
+    def _value(self, value: Any) -> np.ndarray:
         self._check_writable("write to")
-        sel = normalize_basic(selection, self.shape)
         data = np.asarray(value)
-        if data.dtype != self.dtype:
-            data = data.astype(self.dtype)
-        buffer = sel.to_buffer(data)
+        return data if data.dtype == self.dtype else data.astype(self.dtype)
+
+    def _write_basic(self, sel: BasicSelection, value: Any) -> None:
+        buffer = sel.to_buffer(self._value(value))
         write_from(
             self._chunk_store, plan_basic(self._metadata.chunk_grid, self.shape, sel), buffer
         )
 
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        self._write_basic(normalize_basic(selection, self.shape), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._write_basic(normalize_orthogonal(selection, self.shape), value)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self._write_basic(normalize_blocks(selection, self.shape, self.chunks), value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        sel = normalize_coordinates(selection, self.shape)
+        data = self._value(value)
+        try:
+            flat = np.broadcast_to(data, sel.shape).reshape(-1)
+        except ValueError:
+            raise ShapeError(
+                f"could not broadcast value of shape {data.shape} to the {sel.shape} points"
+            ) from None
+        write_from(
+            self._chunk_store, plan_points(self._metadata.chunk_grid, self.shape, sel), flat
+        )
+
+    set_mask_selection = set_coordinate_selection
+
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self.set_basic_selection(selection, value)
+        if is_basic_selection(selection):
+            self.set_basic_selection(selection, value)
+        elif is_coordinate_selection(selection, self.shape):
+            self.set_coordinate_selection(selection, value)
+        else:
+            self.set_orthogonal_selection(selection, value)
+
+    # -- shape changes --------------------------------------------------------------------
+    def resize(self, *shape: Any) -> None:
+        """Change the shape. Chunks wholly outside the new shape are erased, and the part
+        of a boundary chunk that falls outside is reset to the fill value, so growing the
+        array again shows the fill value there, never stale data."""
+        self._check_writable("resize")
+        new = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        new = tuple(int(s) for s in new)
+        if len(new) != self.ndim or any(s < 0 for s in new):
+            raise ShapeError(f"{self.name}: cannot resize {self.shape} to {new}")
+        old = self.shape
+        grid = self._metadata.chunk_grid
+        old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)
+        # Reset the shrunk margin inside the chunks that survive (still in the old shape).
+        kept = [min(o, n * c) for o, n, c in zip(old, new_grid, grid.chunk_shape)]
+        for axis in range(self.ndim):
+            if new[axis] < kept[axis]:
+                margin = tuple(
+                    slice(new[a], kept[a]) if a == axis else slice(0, kept[a])
+                    for a in range(self.ndim)
+                )
+                self[margin] = self.fill_value
+        doomed = [
+            self._chunk_store.key(coords) for coords in np.ndindex(*old_grid)
+            if any(c >= n for c, n in zip(coords, new_grid))
+        ]
+        for key in doomed:
+            self._store.erase(key)
+        self._write_metadata(self._metadata.with_shape(new))
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow along ``axis`` and write ``data`` into the new part; returns the new shape."""
+        data = self._value(data)
+        axis = axis % self.ndim if self.ndim else 0
+        if data.ndim != self.ndim or any(
+            d != s for a, (d, s) in enumerate(zip(data.shape, self.shape)) if a != axis
+        ):
+            raise ShapeError(
+                f"{self.name}: cannot append data of shape {data.shape} to an array of "
+                f"shape {self.shape} along axis {axis}"
+            )
+        old = self.shape[axis]
+        new_shape = tuple(s + data.shape[axis] if a == axis else s
+                          for a, s in enumerate(self.shape))
+        self.resize(new_shape)
+        self[tuple(slice(old, None) if a == axis else slice(None) for a in range(self.ndim))] = data
+        return new_shape
+
+
+class _Indexer:
+    """``a.oindex`` / ``a.vindex`` / ``a.blocks``: square brackets for one selection mode."""
+
+    def __init__(self, get: Any, set_: Any) -> None:
+        self._get = get
+        self._set = set_
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._get(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._set(selection, value)
 
 
 class ArrayInfo:

@@ -78,10 +78,8 @@ def test_integer_shuffle_from_v2_and_draft(given: int, expected: str) -> None:
         ("clevel", True),
         ("shuffle", 3),
         ("shuffle", "byteshuffle"),
-        ("shuffle", None),
         ("shuffle", False),
         ("typesize", 0),
-        ("typesize", None),
         ("typesize", 4.0),
         ("blocksize", -1),
         ("blocksize", "auto"),
@@ -90,6 +88,18 @@ def test_integer_shuffle_from_v2_and_draft(given: int, expected: str) -> None:
 def test_bad_config(field: str, value: object) -> None:
     with pytest.raises(MetadataError, match=rf"'blosc'.*'{field}'"):
         BloscCodec.from_config({field: value})
+
+
+def test_null_typesize_and_shuffle_mean_absent() -> None:
+    # zarr-python reads null as "tunable": evolve() fills both from the dtype.
+    codec = BloscCodec.from_config({"typesize": None, "shuffle": None, "cname": "lz4"})
+    assert codec == BloscCodec.from_config({"cname": "lz4"})
+    evolved = codec.evolve(spec((4,), "int16")).to_config()
+    assert (evolved["typesize"], evolved["shuffle"]) == (2, "shuffle")
+    peer = zarr.codecs.BloscCodec.from_dict(
+        {"name": "blosc", "configuration": {"typesize": None, "shuffle": None, "cname": "lz4"}}
+    )
+    assert peer.to_dict()["configuration"]["cname"] == "lz4"
 
 
 def test_snappy_only_when_available() -> None:

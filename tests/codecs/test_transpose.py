@@ -51,7 +51,7 @@ def test_resolve_spec_permutes_shape() -> None:
     resolved = TransposeCodec(order=[1, 2, 0]).resolve_spec(chunk)
     assert resolved.shape == (3, 4, 2)
     assert resolved.dtype == chunk.dtype
-    assert resolved.fill_value == chunk.fill_value
+    assert resolved.fill_value == chunk.fill_value == 7
 
 
 @pytest.mark.parametrize(

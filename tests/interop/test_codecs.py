@@ -56,6 +56,12 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         for cname in ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
         for shuffle in ("noshuffle", "shuffle", "bitshuffle")
     },
+    # A typesize other than the item size (tensorstore writes typesize 4 when told so).
+    "blosc-typesize-4": (
+        {"compressors": ({"name": "blosc", "configuration": {
+            "typesize": 4, "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}},)},
+        True,
+    ),
     "blosc-clevel0": ({"compressors": (blosc("lz4", "shuffle", clevel=0),)}, False),
     "blosc-clevel9-blocksize256": (
         {"compressors": (blosc("zstd", "bitshuffle", clevel=9, blocksize=256),)}, True
@@ -97,3 +103,32 @@ def test_codecs(case: str, dtype: str, writer: str, reader: str, path: Path) -> 
     raw = np.prod(CHUNKS) * np.dtype(dtype).itemsize
     if compresses:
         assert sum(map(len, chunks.values())) < raw * len(chunks)
+
+
+#: (writer, updater, reader): one library writes, another overwrites a region (decoding and
+#: re-encoding the first one's chunks), and the first reads the result.
+MIXED = (
+    ("zarr", "zarrx", "zarr"),
+    ("tensorstore", "zarrx", "tensorstore"),
+    ("zarrx", "zarr", "zarrx"),
+    ("zarrx", "tensorstore", "zarrx"),
+)
+MIXED_CASES = (
+    "bytes-big", "order-F-bytes-big", "transpose-201", "zstd-3-checksum", "blosc-zstd-bitshuffle",
+    "big-blosc-crc32c", "transpose-big-gzip-crc32c",
+)
+
+
+@pytest.mark.parametrize(("writer", "updater", "reader"), MIXED,
+                         ids=["-".join(m) for m in MIXED])
+@pytest.mark.parametrize("case", MIXED_CASES)
+def test_codecs_mixed_writers(case: str, writer: str, updater: str, reader: str,
+                              path: Path) -> None:
+    layout = Layout(dtype="float32", shape=SHAPE, chunks=CHUNKS, fill_value=-1.5,
+                    **CASES[case][0])
+    update = make_data("float32", (7, 5, 10), seed=2)
+    check_roundtrip(
+        writer, reader, path, layout, make_data("float32", SHAPE, compressible=True),
+        region=region_for(layout), updates=(((slice(1, 8), slice(4, 9), slice(5, 15)), update),),
+        updater=updater,
+    )

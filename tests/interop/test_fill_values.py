@@ -81,11 +81,11 @@ def peer_limitation(layout: Layout, writer: str, reader: str) -> str | None:
         # zarr/core/dtype/npy/common.py float_to_json_v3: every NaN is written as "NaN",
         # so payload and sign bits of the fill value are lost when zarr-python writes it.
         return "zarr-python writes every NaN fill value as 'NaN' (payload and sign lost)"
-    if reader == "zarr" and layout.dtype == "float16" and _odd_nan(fill):
-        if np.asarray(fill).view(np.uint16) & 0x01FF:
-            # common.py float_from_json_v3 unpacks the hex through a Python float; NumPy's
-            # double→half cast then returns the canonical NaN.
-            return "zarr-python decodes a float16 hex NaN fill through float64 (payload lost)"
+    payload = layout.dtype == "float16" and np.asarray(fill).view(np.uint16) & 0x01FF
+    if reader == "zarr" and _odd_nan(fill) and payload:
+        # common.py float_from_json_v3 unpacks the hex through a Python float; NumPy's
+        # double→half cast then returns the canonical NaN.
+        return "zarr-python decodes a float16 hex NaN fill through float64 (payload lost)"
     return None
 
 

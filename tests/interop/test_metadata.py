@@ -20,6 +20,7 @@ from tests.interop._peers import (
     gzip,
     load_json,
     make_data,
+    shard_inner_chunks,
     stored_chunks,
     transpose,
     zstd,
@@ -95,8 +96,30 @@ def test_same_metadata_and_chunks(config: str, tmp_path: Path) -> None:
     assert ours == theirs
     ours_chunks, theirs_chunks = stored_chunks(zarrx_path), stored_chunks(zarr_path)
     assert set(ours_chunks) == set(theirs_chunks)
+    sharding = ours["codecs"][0]
+    sharded = sharding["name"] == "sharding_indexed"
     for key, value in ours_chunks.items():
-        assert value == theirs_chunks[key], f"chunk {key} differs in its bytes"
+        if sharded:
+            # Known, harmless: zarr-python places inner chunks in the order its concurrent
+            # encodes finish, so compare the inner chunks, not their places in the shard.
+            config = sharding["configuration"]
+            shard = ours["chunk_grid"]["configuration"]["chunk_shape"]
+            n = int(np.prod(shard) // np.prod(config["chunk_shape"]))
+            location = config["index_location"]
+            assert [_comparable(c) for c in shard_inner_chunks(value, n, location)] == [
+                _comparable(c) for c in shard_inner_chunks(theirs_chunks[key], n, location)
+            ], f"inner chunks of {key} differ"
+        else:
+            assert _comparable(value) == _comparable(theirs_chunks[key]), f"chunk {key} differs"
+
+
+def _comparable(chunk: bytes | None) -> bytes | None:
+    """Known, harmless: numcodecs' gzip (zarr-python) stamps the current time in the
+    header's MTIME field, zarrx writes 0 so that equal chunks give equal bytes."""
+    if chunk is not None and chunk[:3] == b"\x1f\x8b\x08":
+        assert chunk[4:8] == b"\0\0\0\0" or int.from_bytes(chunk[4:8], "little") > 1.6e9
+        return chunk[:4] + b"\0\0\0\0" + chunk[8:]
+    return chunk
 
 
 def test_order_f(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ partial reads of peers' shards (a small slice fetches only part of the shard).""
 from __future__ import annotations
 
 import itertools
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from tests.interop._peers import (
     CRC32C,
     DIRECTION_IDS,
     DIRECTIONS,
+    EMPTY_ENTRY,
     WRITERS,
     Layout,
     assert_bit_equal,
@@ -27,6 +27,7 @@ from tests.interop._peers import (
     gzip,
     make_data,
     region_for,
+    shard_index,
     stored_chunks,
     transpose,
     zstd,
@@ -35,7 +36,6 @@ from tests.interop._peers import (
 SHAPE = (13, 27)
 SHARDS = (4, 10)
 CHUNKS = (2, 5)
-EMPTY = 2**64 - 1
 
 CASES: dict[str, dict[str, Any]] = {
     "end-bytes": {},
@@ -66,17 +66,6 @@ def layout_for(case: str, dtype: str) -> Layout:
                   **CASES[case])
 
 
-def shard_index(raw: bytes, layout: Layout) -> list[tuple[int, int]]:
-    """The ``(offset, nbytes)`` pairs of a shard, decoded by hand from the spec."""
-    n = int(np.prod([s // c for s, c in zip(SHARDS, CHUNKS)]))
-    codecs = layout.index_codecs or ({"configuration": {"endian": "little"}}, CRC32C)
-    size = 16 * n + 4 * (CRC32C in codecs)
-    index = raw[:size] if layout.index_location == "start" else raw[-size:]
-    endian = "<" if codecs[0]["configuration"]["endian"] == "little" else ">"
-    values = struct.unpack(f"{endian}{2 * n}Q", index[: 16 * n])
-    return list(zip(values[::2], values[1::2]))
-
-
 def check_shards(path: Path, layout: Layout, expected: np.ndarray) -> None:
     """Stored shards are exactly those holding data; an inner chunk is stored exactly when
     it holds a value other than the fill value (in the array's bounds)."""
@@ -98,9 +87,11 @@ def check_shards(path: Path, layout: Layout, expected: np.ndarray) -> None:
             assert key not in shards, f"shard {key} holds only the fill value but was stored"
             continue
         assert key in shards, f"shard {key} holds data but was not stored"
-        index = shard_index(shards[key], layout)
-        for (offset, nbytes), empty in zip(index, empty_inner):
-            assert ((offset, nbytes) == (EMPTY, EMPTY)) == empty, (key, offset, nbytes, empty)
+        index = shard_index(
+            shards[key], len(empty_inner), layout.index_location, layout.index_codecs
+        )
+        for entry, empty in zip(index, empty_inner, strict=True):
+            assert (entry == EMPTY_ENTRY) == empty, (key, entry, empty)
 
 
 @pytest.mark.parametrize(("writer", "reader"), DIRECTIONS, ids=DIRECTION_IDS)
@@ -157,3 +148,23 @@ def test_partial_shard_read(case: str, writer: str, path: Path) -> None:
         assert_bit_equal(np.asarray(array[selection]), expected[selection])
         assert set(store.read) <= {"zarr.json", "c/1/1"}
         assert store.read["c/1/1"] < shard / 2, (store.read, shard)
+
+
+@pytest.mark.parametrize(
+    ("writer", "updater", "reader"),
+    [("zarr", "zarrx", "zarr"), ("tensorstore", "zarrx", "tensorstore"),
+     ("zarrx", "zarr", "zarrx"), ("zarrx", "tensorstore", "zarrx")],
+    ids=lambda v: v,
+)
+@pytest.mark.parametrize("case", ["end-bytes", "start-transpose-zstd", "start-index-big-crc32c"])
+def test_sharding_mixed_writers(case: str, writer: str, updater: str, reader: str,
+                                path: Path) -> None:
+    """Another library rewrites part of the shards (and empties one inner chunk)."""
+    layout = layout_for(case, "uint16")
+    update = make_data("uint16", (5, 9), seed=9)
+    fill_inner = np.full((2, 5), layout.fill, dtype="uint16")
+    expected = check_roundtrip(
+        writer, reader, path, layout, region=region_for(layout), updater=updater,
+        updates=(((slice(3, 8), slice(8, 17)), update), (FILLED_INNER, fill_inner)),
+    )
+    check_shards(path, layout, expected)

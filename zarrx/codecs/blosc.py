@@ -140,9 +140,7 @@ class BloscCodec(BytesBytesCodec):
                 f"codec 'blosc': unknown configuration field(s) {sorted(unknown)!r}; "
                 f"expected {', '.join(_FIELDS)}"
             )
-        for field in ("typesize", "shuffle"):
-            if field in configuration and configuration[field] is None:
-                raise _error(field, "must not be null")
+        # null typesize / shuffle means "left to evolve()", as zarr-python reads it.
         return cls(**configuration)
 
     def to_config(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -48,22 +49,38 @@ def _assemble(
     """Decode one chunk into its place in ``out``. Stores without batched reads are read
     here, in the worker, so each value is used and freed at once."""
     p, key, is_part, fetched = item
-    dst = out[p.out_selection]
     if is_part:
+        region, chunk_selection = _bounding_box(p)
         try:
-            src = cs.partial_codec(p.coords).decode_partial(
-                cs.fetch(key), p.chunk_selection, cs.spec(p.coords)
+            chunk = cs.partial_codec(p.coords).decode_partial(
+                cs.fetch(key), region, cs.spec(p.coords)
             )
         except CodecError as e:
             raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
-        if src is None:
-            fill(dst, cs.fill)
-        else:
-            copy_strided(src, dst, swap_unit(src.dtype))
+    else:
+        data = fetched.pop(key) if key in fetched else cs.store.get(key)
+        chunk = None if data is None else decode_chunk(cs, p.coords, key, data)
+        chunk_selection = p.chunk_selection
+    if p.fancy:
+        out[p.out_selection] = cs.meta.fill_value if chunk is None else chunk[chunk_selection]
         return
-    data = fetched.pop(key) if key in fetched else cs.store.get(key)
-    if data is None:
+    dst = out[p.out_selection]
+    if chunk is None:
         fill(dst, cs.fill)
         return
-    src = decode_chunk(cs, p.coords, key, data)[p.chunk_selection]
+    src = chunk[chunk_selection]
     copy_strided(src, dst, swap_unit(src.dtype))
+
+
+def _bounding_box(p: ChunkProjection) -> tuple[tuple[slice, ...], tuple[Any, ...]]:
+    """For a partial decode: the step-1 box around the selection, and the selection
+    relative to that box."""
+    if not p.fancy:
+        return p.chunk_selection, (Ellipsis,)
+    box = []
+    relative = []
+    for index in p.chunk_selection:
+        lo, hi = int(index.min()), int(index.max()) + 1
+        box.append(slice(lo, hi))
+        relative.append(index - lo)
+    return tuple(box), tuple(relative)

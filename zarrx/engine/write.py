@@ -50,7 +50,10 @@ def _update(
         copy_strided(decoded, chunk, swap_unit(decoded.dtype))
     elif not _covers(p, spec.shape):
         fill(chunk, cs.fill)
-    copy_strided(value[p.out_selection], chunk[p.chunk_selection])
+    if p.fancy:
+        chunk[p.chunk_selection] = value[p.out_selection]
+    else:
+        copy_strided(value[p.out_selection], chunk[p.chunk_selection])
     if not write_empty and all_equal(chunk, cs.fill):
         if existing is not None or p.complete:
             cs.store.erase(key)

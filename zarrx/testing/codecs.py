@@ -66,7 +66,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9-_.]+$")
 #: Values no configuration field of any codec accepts.
 WRONG_VALUES: tuple[Any, ...] = ([[]], {"zarrx": 1}, "zarrx-not-a-value", 1.5)
 _SETTINGS = settings(
-    max_examples=400,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[
         HealthCheck.differing_executors,
@@ -80,7 +80,10 @@ def spec(shape: tuple[int, ...], dtype: Any, fill_value: Any = 0) -> ChunkSpec:
     """A :class:`ChunkSpec` with a native-endian ``dtype`` and a fill value of that type."""
     dt = np.dtype(dtype)
     dt = dt.newbyteorder("=") if dt.byteorder in "<>" else dt
-    return ChunkSpec(shape=tuple(shape), dtype=dt, fill_value=np.zeros((), dt)[()])
+    fill = np.zeros((), dt)
+    if not (isinstance(fill_value, int) and fill_value == 0):
+        fill[()] = fill_value
+    return ChunkSpec(shape=tuple(shape), dtype=dt, fill_value=fill[()])
 
 
 DEFAULT_SPECS: tuple[ChunkSpec, ...] = (
