@@ -8,7 +8,15 @@
 """
 
 from zarrx import config, errors, storage
-from zarrx.api import create_array, create_group, open, open_array, open_group
+from zarrx.api import (
+    consolidate_metadata,
+    create_array,
+    create_group,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+)
 from zarrx.array import Array
 from zarrx.group import Group
 
@@ -19,11 +27,13 @@ __all__ = [
     "Group",
     "__version__",
     "config",
+    "consolidate_metadata",
     "create_array",
     "create_group",
     "errors",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
     "storage",
 ]

@@ -7,6 +7,7 @@ so that switching is a change of import.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from zarrx.abc.store import Store
@@ -14,6 +15,7 @@ from zarrx.array import Array
 from zarrx.creation import array_metadata
 from zarrx.errors import ArgumentError, NodeExistsError, NodeNotFoundError, NodeTypeError
 from zarrx.group import Group, node_for
+from zarrx.metadata import consolidated
 from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
@@ -21,8 +23,10 @@ from zarrx.metadata.io import (
     node_prefix,
     normalize_path,
     read_node,
+    read_node_consolidated,
     write_node,
 )
+from zarrx.metadata.json import dump_json
 from zarrx.stores.url import make_store
 
 MODES = ("r", "r+", "a", "w", "w-")
@@ -124,6 +128,21 @@ def create_group(
     return Group(s, p, meta, read_only=False)
 
 
+def _existing(
+    store: Store, path: str, mode: str, zarr_format: Any, use_consolidated: bool | None
+) -> tuple[Any, Any]:
+    """The node at ``path`` (with consolidated entries) for modes that open existing nodes;
+    ``(None, None)`` where mode ``a`` finds nothing."""
+    try:
+        return read_node_consolidated(
+            store, path, zarr_format=zarr_format, use_consolidated=use_consolidated
+        )
+    except NodeNotFoundError:
+        if mode != "a":
+            raise
+        return None, None
+
+
 def open(
     store: StoreLike = None,
     *,
@@ -131,11 +150,13 @@ def open(
     path: str | None = None,
     zarr_format: Any = None,
     storage_options: Mapping[str, Any] | None = None,
+    use_consolidated: bool | None = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open the array or group at ``path``. With ``shape=`` in a writing mode, create an
     array when none exists (as zarr-python does); otherwise a missing node becomes a group
-    in modes ``a``, ``w`` and ``w-``."""
+    in modes ``a``, ``w`` and ``w-``. Consolidated metadata is used when present unless
+    ``use_consolidated=False``."""
     if "shape" in kwargs:
         return open_array(
             store,
@@ -148,16 +169,10 @@ def open(
     s = _store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        meta = (
-            find_node(s, p, zarr_format=zarr_format) if mode == "a" else _require(s, p, zarr_format)
-        )
+        meta, entries = _existing(s, p, mode, zarr_format, use_consolidated)
         if meta is not None:
-            return node_for(s, p, meta, read_only=mode == "r")
+            return node_for(s, p, meta, read_only=mode == "r", consolidated=entries)
     return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
-
-
-def _require(store: Store, path: str, zarr_format: Any) -> Any:
-    return read_node(store, path, zarr_format=zarr_format)
 
 
 def open_array(
@@ -172,17 +187,16 @@ def open_array(
     """Open an existing array, or create one (modes ``a`` with ``shape=``, ``w``, ``w-``)."""
     s = _store(store, mode, storage_options)
     p = normalize_path(path)
-    if mode in ("r", "r+") or (mode == "a" and "shape" not in kwargs):
-        meta = _require(s, p, zarr_format)
-        if meta.node_type != "array":
-            raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
-        return Array(s, p, meta, read_only=mode == "r")
-    if mode == "a":
-        meta = find_node(s, p, zarr_format=zarr_format)
+    if mode in ("r", "r+", "a"):
+        meta = (
+            read_node(s, p, zarr_format=zarr_format)
+            if mode != "a" or "shape" not in kwargs
+            else find_node(s, p, zarr_format=zarr_format)
+        )
         if meta is not None:
             if meta.node_type != "array":
                 raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
-            return Array(s, p, meta, read_only=False)
+            return Array(s, p, meta, read_only=mode == "r")
     return create_array(s, name=p, zarr_format=zarr_format or 3, overwrite=mode == "w", **kwargs)
 
 
@@ -194,20 +208,46 @@ def open_group(
     attributes: Mapping[str, Any] | None = None,
     zarr_format: Any = None,
     storage_options: Mapping[str, Any] | None = None,
+    use_consolidated: bool | None = None,
 ) -> Group:
     """Open an existing group, or create one (modes ``a``, ``w``, ``w-``)."""
     s = _store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        meta = (
-            find_node(s, p, zarr_format=zarr_format) if mode == "a" else _require(s, p, zarr_format)
-        )
+        meta, entries = _existing(s, p, mode, zarr_format, use_consolidated)
         if meta is not None:
             if meta.node_type != "group":
                 raise NodeTypeError(f"the node at {p or '/'!r} is an array, not a group")
-            return Group(s, p, meta, read_only=mode == "r")
-        if mode != "a":
-            raise NodeNotFoundError(f"no group at {p or '/'!r} in {s!r}")
+            return Group(s, p, meta, read_only=mode == "r", consolidated=entries)
     return create_group(
         s, path=p, attributes=attributes, zarr_format=zarr_format or 3, overwrite=mode == "w"
     )
+
+
+def open_consolidated(store: StoreLike = None, **kwargs: Any) -> Group:
+    """Open a group through its consolidated metadata (an error if it has none)."""
+    return open_group(store, use_consolidated=True, **kwargs)
+
+
+def consolidate_metadata(
+    store: StoreLike, path: str | None = None, *, storage_options: Mapping[str, Any] | None = None
+) -> Group:
+    """Gather the metadata of every node below the group at ``path`` into the group's own
+    documents (``.zmetadata`` for v2, inline ``consolidated_metadata`` for v3), so opening
+    the hierarchy later costs one read. Returns the group, opened consolidated."""
+    s = _store(store, "r+", storage_options)
+    p = normalize_path(path)
+    group = open_group(s, mode="r+", path=p, use_consolidated=False)
+    entries = {name: node.metadata for name, node in group.members(max_depth=None)}
+    meta = group.metadata
+    if meta.zarr_format == 2:
+        key = f"{p}/{consolidated.V2_KEY}" if p else consolidated.V2_KEY
+        s.set(key, dump_json(consolidated.to_v2(meta, entries)))
+    elif meta.zarr_format == 3:
+        meta = replace(
+            meta, extra={**meta.extra, "consolidated_metadata": consolidated.to_v3(entries)}
+        )
+        write_node(s, p, meta)
+    else:
+        raise ArgumentError(f"zarr_format {meta.zarr_format!r} has no consolidated metadata")
+    return open_group(s, mode="r", path=p)

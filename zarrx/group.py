@@ -7,25 +7,55 @@ from typing import Any
 
 from zarrx.array import Array
 from zarrx.errors import InvalidKeyError, NodeNotFoundError
+from zarrx.metadata.consolidated import subtree
 from zarrx.metadata.io import child_paths, join_path, read_node, read_nodes
 from zarrx.node import Node
 
 
-def node_for(store: Any, path: str, metadata: Any, *, read_only: bool) -> Array | Group:
+def node_for(
+    store: Any, path: str, metadata: Any, *, read_only: bool, consolidated: Any = None
+) -> Array | Group:
     """The Array or Group object for parsed metadata."""
-    cls = Array if metadata.node_type == "array" else Group
-    return cls(store, path, metadata, read_only=read_only)
+    if metadata.node_type == "array":
+        return Array(store, path, metadata, read_only=read_only)
+    return Group(store, path, metadata, read_only=read_only, consolidated=consolidated)
 
 
 class Group(Node):
-    """A Zarr group. ``g["a/b"]`` opens a descendant; ``g.members()`` lists children."""
+    """A Zarr group. ``g["a/b"]`` opens a descendant; ``g.members()`` lists children.
+
+    A group opened with consolidated metadata answers lookups and listings from it, with
+    no store access; creating or deleting members through it drops that snapshot.
+    """
+
+    def __init__(
+        self, store: Any, path: str, metadata: Any, *, read_only: bool = False,
+        consolidated: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(store, path, metadata, read_only=read_only)
+        self._consolidated = consolidated
+
+    @property
+    def consolidated(self) -> dict[str, Any] | None:
+        """Metadata of every descendant by relative path, when opened consolidated."""
+        return self._consolidated
 
     def _child(self, name: str) -> str:
         return join_path(self._path, name)
 
+    def _from_consolidated(self, rel: str) -> Array | Group:
+        entries = self._consolidated or {}
+        if rel not in entries:
+            raise NodeNotFoundError(f"{self.name!r} has no member {rel!r} (consolidated)")
+        return node_for(self._store, self._child(rel), entries[rel], read_only=self._read_only,
+                        consolidated=subtree(entries, rel))
+
     # -- lookup -----------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Array | Group:
         path = self._child(name)
+        if self._consolidated is not None:
+            rel = path[len(self._path) + 1:] if self._path else path
+            return self._from_consolidated(rel)
         try:
             meta = read_node(self._store, path, zarr_format=self.zarr_format)
         except NodeNotFoundError:
@@ -45,6 +75,12 @@ class Group(Node):
         """``(name, node)`` pairs of the children, sorted by name; ``max_depth=None`` recurses
         (names are then paths relative to this group)."""
         out: list[tuple[str, Array | Group]] = []
+        if self._consolidated is not None:
+            for rel in sorted(self._consolidated):
+                depth = rel.count("/")
+                if max_depth is None or depth <= max_depth:
+                    out.append((rel, self._from_consolidated(rel)))
+            return tuple(out)
         self._collect(self, "", max_depth, out)
         return tuple(out)
 
@@ -89,6 +125,7 @@ class Group(Node):
         from zarrx.api import create_array
 
         self._check_writable("create an array in")
+        self._consolidated = None
         kwargs.setdefault("zarr_format", self.zarr_format)
         return create_array(self._store, name=self._child(name), **kwargs)
 
@@ -98,6 +135,7 @@ class Group(Node):
         from zarrx.api import create_group
 
         self._check_writable("create a group in")
+        self._consolidated = None
         return create_group(
             self._store, path=self._child(name), attributes=attributes, overwrite=overwrite,
             zarr_format=self.zarr_format,
@@ -115,6 +153,7 @@ class Group(Node):
         from zarrx.api import erase_node
 
         self._check_writable("delete from")
+        self._consolidated = None
         if name not in self:
             raise NodeNotFoundError(f"{self.name!r} has no member {name!r}")
         erase_node(self._store, self._child(name))

@@ -121,13 +121,18 @@ def layout_of(meta: Any) -> Layout:
     return LAYOUTS[meta.zarr_format]
 
 
-def read_nodes(store: Store, paths: Sequence[str], *, zarr_format: Any = None) -> list[Any]:
+def read_nodes(
+    store: Store, paths: Sequence[str], *, zarr_format: Any = None, also_fetch: Any = None
+) -> list[Any]:
     """The parsed metadata of each node (``None`` where none), in one batched read."""
     layouts = (
         list(LAYOUTS.values()) if zarr_format is None else [LAYOUTS[check_format(zarr_format)]]
     )
     keys = [k for path in paths for layout in layouts for k in layout.document_keys(path)]
-    docs = dict(zip(keys, store.get_many([(k, None) for k in keys])))
+    extra = [] if also_fetch is None else list(also_fetch)
+    docs = dict(zip(keys + extra, store.get_many([(k, None) for k in keys + extra])))
+    if also_fetch is not None:  # more keys read in the same batch, filled in place
+        also_fetch.update({k: docs[k] for k in extra})
     found = []
     for path in paths:
         meta = None
@@ -148,6 +153,31 @@ def read_node(store: Store, path: str, *, zarr_format: Any = None) -> Any:
             + ("" if zarr_format is None else f" (zarr_format={zarr_format})")
         )
     return meta
+
+
+def read_node_consolidated(
+    store: Store, path: str, *, zarr_format: Any = None, use_consolidated: bool | None = None
+) -> tuple[Any, Any]:
+    """The node at ``path`` and, for a group, its consolidated entries (or ``None``) — in
+    one batched read. ``use_consolidated``: ``None`` uses them when present, ``False``
+    ignores them (when stale), ``True`` requires them."""
+    from zarrx.metadata import consolidated
+
+    v2_key = f"{path}/{consolidated.V2_KEY}" if path else consolidated.V2_KEY
+    extra: dict[str, bytes | None] = {} if use_consolidated is False else {v2_key: None}
+    meta = read_nodes(store, [path], zarr_format=zarr_format, also_fetch=extra)[0]
+    if meta is None:
+        raise NodeNotFoundError(f"no array or group at path {path or '/'!r} in {store!r}")
+    entries = None
+    if meta.node_type == "group" and use_consolidated is not False:
+        if meta.zarr_format == 3:
+            entries = consolidated.parse_v3(meta, where=f"{path or '/'!r}")
+        elif meta.zarr_format == 2 and extra.get(v2_key) is not None:
+            doc = load_json(extra[v2_key], where=v2_key, allow_nan=True)  # type: ignore[arg-type]
+            entries = consolidated.parse_v2(doc, where=v2_key)
+    if use_consolidated and entries is None:
+        raise NodeNotFoundError(f"no consolidated metadata for {path or '/'!r} in {store!r}")
+    return meta, entries
 
 
 def find_node(store: Store, path: str, *, zarr_format: Any = None) -> Any | None:
