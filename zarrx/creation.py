@@ -17,6 +17,7 @@ from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
+from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
 from zarrx.errors import MetadataError
 from zarrx.metadata.model import check_product, parse_dimension_names, parse_shape
 from zarrx.metadata.v2 import ArrayMetadataV2
@@ -96,7 +97,12 @@ def array_metadata_v2(
     if isinstance(shape, int):
         shape = (shape,)
     shape = parse_shape(list(shape), where=where)
-    stored = np.dtype(dtype)
+    kind = variable_kind(dtype)
+    if kind:
+        filters = [{"id": "vlen-utf8" if kind == "text" else "vlen-bytes"}]
+        if fill_value is None:
+            fill_value = "" if kind == "text" else b""
+    stored = OBJECT if kind else np.dtype(dtype)
     if stored.byteorder == "=":
         stored = stored.newbyteorder("<" if np.little_endian else ">")
     chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
@@ -109,13 +115,12 @@ def array_metadata_v2(
     if len(compressor_list) > 1:
         raise MetadataError(f"{where}: Zarr v2 takes one compressor, got {len(compressor_list)}")
     nat = native_dtype(stored)
-    fill = (
-        DataType.from_numpy(nat).coerce_fill(fill_value)
-        if nat.kind in "biufc"
-        else np.zeros((), nat)[()]
-        if fill_value is None
-        else np.asarray(fill_value, dtype=nat)[()]
-    )
+    if kind:
+        fill = fill_value
+    elif nat.kind in "biufc":
+        fill = DataType.from_numpy(nat).coerce_fill(fill_value)
+    else:
+        fill = np.zeros((), nat)[()] if fill_value is None else np.asarray(fill_value, nat)[()]
     meta = ArrayMetadataV2(
         shape=shape,
         chunks=chunk_shape,
@@ -151,8 +156,14 @@ def array_metadata_v3(
     if isinstance(shape, int):
         shape = (shape,)
     shape = parse_shape(list(shape), where=where)
-    data_type = DataType.from_numpy(dtype)
-    chunk_shape = normalize_chunks(chunks, shape, data_type.dtype.itemsize)
+    kind = variable_kind(dtype)
+    data_type: Any = (
+        StringDataType() if kind == "text" else BytesDataType() if kind == "bytes"
+        else DataType.from_numpy(dtype)
+    )
+    if kind and serializer == "auto":
+        serializer = {"name": "vlen-utf8" if kind == "text" else "vlen-bytes"}
+    chunk_shape = normalize_chunks(chunks, shape, max(data_type.dtype.itemsize, 16))
     check_product(chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
     grid = registry.chunk_grids.get("regular")(chunk_shape)
     grid.validate(shape, where)

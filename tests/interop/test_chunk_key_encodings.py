@@ -7,6 +7,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.interop._peers import (
@@ -75,3 +76,13 @@ def test_encoding_without_configuration(name: str, writer: str, path: Path) -> N
         written = load_json(target / "zarr.json")["chunk_key_encoding"]
         assert written["name"] == name
         assert written.get("configuration", {}).get("separator", spelled) == spelled
+
+
+@pytest.mark.parametrize(("writer", "reader"), DIRECTIONS, ids=DIRECTION_IDS)
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_zero_dimensional_key(encoding: str, writer: str, reader: str, path: Path) -> None:
+    """The one chunk of a 0-d array is ``c`` under ``default`` and ``0`` under ``v2``."""
+    layout = Layout(dtype="complex64", shape=(), chunks=(),
+                    chunk_key_encoding=ENCODINGS[encoding])
+    check_roundtrip(writer, reader, path, layout, np.asarray(np.complex64(2.5 - 1j)))
+    assert set(stored_chunks(path)) == {"c" if encoding.startswith("default") else "0"}

@@ -165,3 +165,28 @@ def test_raw_layouts(case: str, writer: str, reader: str, path: Path) -> None:
     assert_bit_equal(read_raw(reader, path), expected)
     if reader == "zarrx":
         check_zarrx_selections(path, expected)
+
+
+@pytest.mark.parametrize("codec", [
+    nc("blosc", cname="lz4", clevel=5, shuffle=1, blocksize=0),
+    nc("zstd", level=3, checksum=True),
+    nc("gzip", level=3),
+    nc("zlib", level=1),
+], ids=lambda c: c["name"])
+def test_attribute_edit_keeps_peer_codecs(codec: dict[str, Any], path: Path) -> None:
+    """Editing attributes with zarrx rewrites only the attributes of a zarr-python array's
+    ``zarr.json``: its codecs keep the names and configurations zarr-python wrote."""
+    data = make_data("float64", (13, 17), compressible=True)
+    array = zarr.create_array(str(path), shape=data.shape, chunks=(4, 5), dtype="float64",
+                              compressors=[codec])
+    array[...] = data
+    before = load_json(path / "zarr.json")
+    assert before["codecs"][1] == codec
+    zarrx.open_array(str(path), mode="r+").attrs["edited"] = True
+    after = load_json(path / "zarr.json")
+    assert after.pop("attributes") == {"edited": True}
+    before.pop("attributes")
+    # Known, harmless: zarrx leaves out zarr-python's empty "storage_transformers" list.
+    assert after.pop("storage_transformers", []) == before.pop("storage_transformers") == []
+    assert after == before
+    assert_bit_equal(zarr.open_array(str(path), mode="r")[...], data)

@@ -188,6 +188,31 @@ def test_attributes_edited_by_the_other_library(writer: str, tmp_path: Path) -> 
     assert before == _chunk_files(tmp_path)
 
 
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_members_added_by_the_other_library(writer: str, tmp_path: Path) -> None:
+    """Arrays and groups added to one library's hierarchy by the other are its members."""
+    (build_zarr if writer == "zarr" else build_zarrx)(tmp_path)
+    data = make_data("uint32", (6, 4))
+    if writer == "zarr":
+        root = zarrx.open_group(str(tmp_path), mode="r+")
+        root["sub"].create_group("added", attributes={"by": "zarrx"})
+        root.create_array("sub/added/x", shape=(6, 4), chunks=(4, 4), dtype="uint32")[...] = data
+        check = zarr.open_group(str(tmp_path), mode="r")
+        members = dict(check.members(max_depth=None))
+        assert members["sub/added"].attrs.asdict() == {"by": "zarrx"}
+        assert_bit_equal(members["sub/added/x"][...], data)
+    else:
+        root = zarr.open_group(str(tmp_path), mode="r+")
+        root["sub"].create_group("added", attributes={"by": "zarr"})
+        root.create_array("sub/added/x", shape=(6, 4), chunks=(4, 4), dtype="uint32")[...] = data
+        check = zarrx.open_group(str(tmp_path), mode="r")
+        members = dict(check.members(max_depth=None))
+        assert dict(members["sub/added"].attrs) == {"by": "zarr"}
+        assert_bit_equal(np.asarray(members["sub/added/x"]), data)
+    assert set(members) == set(TREE) - {""} | {"sub/added", "sub/added/x"}
+    assert {n for n, _ in check["sub"].members()} == {"empty", "deeper", "added"}
+
+
 @pytest.mark.parametrize("dims", [("y", "x"), ("y", None), (None, None), ("", "x")])
 def test_dimension_names_with_tensorstore(dims: Any, tmp_path: Path) -> None:
     """tensorstore's labels are zarr's dimension names (None is tensorstore's "")."""

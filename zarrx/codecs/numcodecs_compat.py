@@ -133,7 +133,7 @@ def numcodecs_codec(codec_id: str, config: Mapping[str, Any]) -> Any:
     from zarrx import registry
 
     config = {k: v for k, v in config.items() if k != "id"}
-    if codec_id in ("blosc", "zstd", "gzip"):
+    if codec_id in ("blosc", "zstd", "gzip", "vlen-utf8", "vlen-bytes"):
         return registry.codecs.get(codec_id).from_config(config)
     if codec_id in ARRAY_FILTERS:
         return NumcodecsArrayCodec(codec_id, config)
@@ -156,6 +156,6 @@ def to_numcodecs_config(codec: Any, itemsize: int) -> dict[str, Any]:
         return out
     if codec.name == "gzip":
         return {"id": "gzip", "level": config.get("level", 5)}
-    if codec.name == "crc32c":
-        return {"id": "crc32c"}
+    if codec.name in ("crc32c", "vlen-utf8", "vlen-bytes"):
+        return {"id": codec.name}
     raise MetadataError(f"codec {codec.name!r} has no Zarr v2 (numcodecs) form")

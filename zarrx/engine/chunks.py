@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from zarrx._core.assemble import all_equal, copy_strided, fill
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
 from zarrx.data_types.core import fill_bytes
+from zarrx.data_types.variable import is_variable_length
 from zarrx.metadata.model import ArrayMetadata
 
 
@@ -29,9 +31,33 @@ class ChunkStore:
     meta: ArrayMetadata
     node: str  # for messages
     fill: bytes = field(init=False)
+    #: Elements are Python objects or NumPy strings: copied by NumPy, not as bytes.
+    variable: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fill", fill_bytes(self.meta.dtype, self.meta.fill_value))
+        variable = is_variable_length(self.meta.dtype)
+        object.__setattr__(self, "variable", variable)
+        object.__setattr__(
+            self, "fill", b"" if variable else fill_bytes(self.meta.dtype, self.meta.fill_value)
+        )
+
+    # -- element operations: the Cython kernels for fixed-size types, NumPy otherwise ------
+    def copy(self, src: np.ndarray, dst: np.ndarray) -> None:
+        if self.variable:
+            dst[...] = src
+        else:
+            copy_strided(src, dst, swap_unit(src.dtype))
+
+    def fill_with_fill_value(self, dst: np.ndarray) -> None:
+        if self.variable:
+            dst[...] = self.meta.fill_value
+        else:
+            fill(dst, self.fill)
+
+    def is_fill(self, chunk: np.ndarray) -> bool:
+        if self.variable:
+            return bool(np.all(chunk == self.meta.fill_value))
+        return all_equal(chunk, self.fill)
 
     def key(self, coords: tuple[int, ...]) -> str:
         return self.data_prefix + self.meta.chunk_key(coords)

@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import config
-from zarrx._core.assemble import copy_strided, fill
-from zarrx.engine.chunks import ChunkStore, swap_unit
+from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.executor import run_all
 from zarrx.engine.plan import ChunkProjection
 from zarrx.errors import CodecError
@@ -66,10 +65,9 @@ def _assemble(
         return
     dst = out[p.out_selection]
     if chunk is None:
-        fill(dst, cs.fill)
-        return
-    src = chunk[chunk_selection]
-    copy_strided(src, dst, swap_unit(src.dtype))
+        cs.fill_with_fill_value(dst)
+    else:
+        cs.copy(chunk[chunk_selection], dst)
 
 
 def _bounding_box(p: ChunkProjection) -> tuple[tuple[slice, ...], tuple[Any, ...]]:

@@ -11,8 +11,7 @@ from functools import partial
 import numpy as np
 
 from zarrx import config
-from zarrx._core.assemble import all_equal, copy_strided, fill
-from zarrx.engine.chunks import ChunkStore, swap_unit
+from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.executor import run_all
 from zarrx.engine.plan import ChunkProjection
 from zarrx.engine.read import decode_chunk
@@ -46,15 +45,14 @@ def _update(
     spec = cs.spec(p.coords)
     chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
     if existing is not None:
-        decoded = decode_chunk(cs, p.coords, key, existing)
-        copy_strided(decoded, chunk, swap_unit(decoded.dtype))
+        cs.copy(decode_chunk(cs, p.coords, key, existing), chunk)
     elif not _covers(p, spec.shape):
-        fill(chunk, cs.fill)
+        cs.fill_with_fill_value(chunk)
     if p.fancy:
         chunk[p.chunk_selection] = value[p.out_selection]
     else:
-        copy_strided(value[p.out_selection], chunk[p.chunk_selection])
-    if not write_empty and all_equal(chunk, cs.fill):
+        cs.copy(value[p.out_selection], chunk[p.chunk_selection])
+    if not write_empty and cs.is_fill(chunk):
         if existing is not None or p.complete:
             cs.store.erase(key)
         return

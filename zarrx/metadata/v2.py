@@ -23,6 +23,7 @@ from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
 from zarrx.codecs.bytes import has_byte_order
 from zarrx.codecs.numcodecs_compat import numcodecs_codec, to_numcodecs_config
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.variable import STRING
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
 
@@ -40,6 +41,7 @@ _ARRAY_KEYS = {
     "filters",
     "dimension_separator",
 }
+VLEN_IDS = ("vlen-utf8", "vlen-bytes")
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -54,10 +56,6 @@ def parse_dtype(value: Any, *, where: str) -> np.dtype:
             raise TypeError
     except (TypeError, ValueError):
         raise UnknownDataTypeError(f"{where}: unsupported dtype {value!r}") from None
-    if dtype.hasobject:
-        raise UnknownDataTypeError(
-            f"{where}: object dtype {value!r} needs a variable-length filter (not supported yet)"
-        )
     if dtype.itemsize == 0:
         raise UnknownDataTypeError(f"{where}: dtype {value!r} has no size")
     return dtype
@@ -91,9 +89,17 @@ def _endian(dtype: np.dtype) -> str | None:
     return "little" if order == "<" else "big"
 
 
-def parse_fill(dtype: np.dtype, value: Any, *, where: str) -> Any:
-    """Decode a v2 ``fill_value`` (``None`` reads as zero)."""
+def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -> Any:
+    """Decode a v2 ``fill_value`` (``None`` reads as zero, or empty for strings)."""
     nat = native(dtype)
+    if nat.hasobject:
+        if value is None:
+            return "" if text else b""
+        if text and isinstance(value, str):
+            return value
+        if not text and isinstance(value, str):
+            return base64.standard_b64decode(value)
+        raise FillValueError(f"{where}: fill_value {value!r} is invalid for {dtype}")
     if value is None:
         return np.zeros((), dtype=nat)[()]
     try:
@@ -133,6 +139,8 @@ def parse_fill(dtype: np.dtype, value: Any, *, where: str) -> Any:
 
 def fill_to_json(dtype: np.dtype, value: Any) -> Any:
     nat = native(dtype)
+    if nat.hasobject:
+        return value if isinstance(value, str) else base64.standard_b64encode(value).decode()
     scalar = np.asarray(value, dtype=nat)[()]
     if nat.fields is not None or nat.kind in "SV":
         return base64.standard_b64encode(np.asarray(scalar, dtype=nat).tobytes()).decode()
@@ -215,7 +223,12 @@ class ArrayMetadataV2:
 
     @property
     def dtype(self) -> np.dtype:
+        if self.stored_dtype.hasobject:  # text or bytes, by the variable-length filter
+            return STRING if self._vlen().name == "vlen-utf8" else self.stored_dtype
         return native(self.stored_dtype)
+
+    def _vlen(self) -> Any:
+        return next(f for f in self.filters if f.name in ("vlen-utf8", "vlen-bytes"))
 
     @property
     def chunk_grid(self) -> RegularChunkGrid:
@@ -236,10 +249,13 @@ class ArrayMetadataV2:
             if self.order == "F" and len(self.shape) > 1:
                 transpose = registry.codecs.get("transpose")
                 chain.append(transpose.from_config({"order": list(range(len(self.shape)))[::-1]}))
-            if self.filters:
-                chain.append(StoredOrder(self.stored_dtype))
-            chain.extend(self.filters)
-            chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+            if self.stored_dtype.hasobject:
+                chain.append(self._vlen())
+            else:
+                if self.filters:
+                    chain.append(StoredOrder(self.stored_dtype))
+                chain.extend(self.filters)
+                chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
             if self.compressor is not None:
                 chain.append(self.compressor)
             cached = CodecPipeline(chain, where="v2 array").evolve(
@@ -275,13 +291,24 @@ class ArrayMetadataV2:
         if not isinstance(filters, list):
             raise MetadataError(f"{where}: filters must be a list or null")
         compressor = doc["compressor"]
+        vlen = [f for f in filters if isinstance(f, Mapping) and f.get("id") in VLEN_IDS]
+        if dtype.hasobject and (len(vlen) != 1 or len(filters) != 1):
+            raise UnknownDataTypeError(
+                f"{where}: object dtype {doc['dtype']!r} needs exactly one filter, 'vlen-utf8' "
+                f"or 'vlen-bytes', got {filters!r}"
+            )
         meta = cls(
             shape=shape,
             chunks=grid.chunk_shape,
             stored_dtype=dtype,
             compressor=None if compressor is None else _codec(compressor, where=where),
             filters=tuple(_codec(f, where=where) for f in filters),
-            fill_value=parse_fill(dtype, doc["fill_value"], where=where),
+            fill_value=parse_fill(
+                dtype,
+                doc["fill_value"],
+                where=where,
+                text=bool(vlen) and vlen[0]["id"] == "vlen-utf8",
+            ),
             fill_is_null=doc["fill_value"] is None,
             order=doc["order"],
             dimension_separator=separator,
