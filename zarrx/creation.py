@@ -189,6 +189,10 @@ def array_metadata_v3(
     fill = data_type.coerce_fill(fill_value)
     codecs: list[Any] = [*array_array, *serializer_codecs, *bytes_bytes]
     if shards is not None:
+        index_location = "end"
+        if isinstance(shards, Mapping):  # zarr-python's {"shape": ..., "index_location": ...}
+            index_location = shards.get("index_location", "end")
+            shards = shards.get("shape")
         shard_shape = normalize_chunks(shards, shape, data_type.dtype.itemsize)
         if any(s % c for s, c in zip(shard_shape, chunk_shape)):
             raise MetadataError(
@@ -200,6 +204,7 @@ def array_metadata_v3(
                 {
                     "chunk_shape": list(chunk_shape),
                     "codecs": [c.to_dict() for c in codecs],
+                    "index_location": index_location,
                 }
             )
         ]

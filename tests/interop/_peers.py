@@ -50,11 +50,10 @@ CRC32C = {"name": "crc32c"}
 DEFAULT_KEYS = {"name": "default", "configuration": {"separator": "/"}}
 
 
-
 def selections_for(shape: tuple[int, ...]) -> list[Any]:
     """Basic selections zarrx reads from a peer's data, compared with NumPy on the same data:
     steps of both signs (``[1:-1:2, ::-3, ...]``), integers, ``Ellipsis``, ``None``, a small
-    box inside one chunk or shard, and an empty slice."""
+    box, and an empty slice."""
     if not shape:
         return [(), Ellipsis, (None,), (Ellipsis, None)]
     ndim = len(shape)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from zarrx.abc.store import Store
 from zarrx.errors import MetadataError, NodeNotFoundError
-from zarrx.metadata import v2, v3
+from zarrx.metadata import v2, v3, v3_draft
 from zarrx.metadata.json import dump_json, load_json
 from zarrx.stores.keys import validate_key
 
@@ -106,7 +106,9 @@ class V2Layout:
         return v2.GroupMetadataV2(attributes=attributes)
 
 
-LAYOUTS: dict[Any, Layout] = {3: V3Layout(), 2: V2Layout()}
+LAYOUTS: dict[Any, Layout] = {
+    3: V3Layout(), 2: V2Layout(), v3_draft.FORMAT: v3_draft.DraftLayout(),
+}
 
 
 def check_format(zarr_format: Any) -> Any:
@@ -128,11 +130,22 @@ def read_nodes(
     layouts = (
         list(LAYOUTS.values()) if zarr_format is None else [LAYOUTS[check_format(zarr_format)]]
     )
+    # The draft is known by its root entry point, read in the same batch; its nodes next.
+    probe_draft = any(layout.zarr_format == v3_draft.FORMAT for layout in layouts)
+    layouts = [layout for layout in layouts if layout.zarr_format != v3_draft.FORMAT]
     keys = [k for path in paths for layout in layouts for k in layout.document_keys(path)]
+    if probe_draft and v3_draft.ENTRY_POINT_KEY not in keys:
+        keys.append(v3_draft.ENTRY_POINT_KEY)
     extra = [] if also_fetch is None else list(also_fetch)
     docs = dict(zip(keys + extra, store.get_many([(k, None) for k in keys + extra])))
     if also_fetch is not None:  # more keys read in the same batch, filled in place
         also_fetch.update({k: docs[k] for k in extra})
+    if probe_draft:
+        entry = v3_draft.entry_point_from(
+            docs.get(v3_draft.ENTRY_POINT_KEY), required=zarr_format is not None
+        )
+        if entry is not None:
+            return v3_draft.DraftLayout(entry).read_nodes(store, paths)
     found = []
     for path in paths:
         meta = None
@@ -199,7 +212,32 @@ def data_prefix(path: str, meta: Any) -> str:
     return layout_of(meta).data_prefix(path)
 
 
-def child_paths(store: Store, path: str) -> list[str]:
+def child_paths(store: Store, path: str, meta: Any = None) -> list[str]:
     """Paths of the prefixes directly below the node at ``path`` (candidate children)."""
+    if meta is not None and meta.zarr_format == v3_draft.FORMAT:
+        return v3_draft.DraftLayout(meta.entry_point).child_paths(store, path)
     _, prefixes = store.list_dir(node_prefix(path))
     return sorted(p.rstrip("/") for p in prefixes)
+
+
+def creates_parent_groups(zarr_format: Any) -> bool:
+    """Whether creating a node writes groups at its ancestors (not with implicit groups)."""
+    return not getattr(LAYOUTS[zarr_format], "implicit_groups", False)
+
+
+def prepare_store(store: Store, meta: Any) -> Any:
+    """Ready ``store`` for a new node ``meta`` (the draft writes or adopts its entry point);
+    returns the metadata to write."""
+    prepare = getattr(layout_of(meta), "prepare_store", None)
+    return meta if prepare is None else prepare(store, meta)
+
+
+def erase_tree(store: Store, path: str, meta: Any = None) -> None:
+    """Remove the node at ``path`` and everything below it (``meta``: the node, if known)."""
+    if meta is None:
+        meta = find_node(store, path)
+    erase = None if meta is None else getattr(layout_of(meta), "erase", None)
+    if erase is not None:
+        erase(store, path, meta)
+    else:
+        store.erase_prefix(node_prefix(path))
