@@ -645,11 +645,11 @@ def worker(lib: str, workload: str, sizes: Sizes, root: str, warmup: int) -> Non
             if line.strip() != "run":
                 break
             gc.collect()
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             result = op()
-            elapsed = time.perf_counter() - t0
+            elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
             del result
-            send(t=elapsed / n)
+            send(t=elapsed / n, cpu=cpu / n)
 
 
 # --------------------------------------------------------------------------------------------
@@ -696,7 +696,7 @@ def start_workers(libs: Sequence[str], workload: str, args: argparse.Namespace,
                                 stderr=None if args.verbose else subprocess.DEVNULL)
         workers.append(Worker(lib, proc))
     ready = []
-    for wk in workers:  # set up and warm up one at a time: no contention during warm-up
+    for wk in workers:  # they set up and warm up in parallel; nothing is timed yet
         wk.info = wk.ask("")
         if wk.info.get("ready"):
             ready.append(wk)
@@ -717,14 +717,22 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
                 create_with_zarr(output_path(root, sizes, w.name, lib), DATASETS[w.dataset], sizes)
     workers = start_workers(libs, w.name, args, root)
     times: dict[str, list[float]] = {wk.lib: [] for wk in workers}
+    cpu: dict[str, list[float]] = {wk.lib: [] for wk in workers}
+    failed: set[str] = set()
     try:
         for r in range(repeats):
             shift = r % max(1, len(workers))
             for wk in workers[shift:] + workers[:shift]:
+                if wk.lib in failed:
+                    continue
                 reply = wk.ask("run")
                 if "t" not in reply:
-                    raise RuntimeError(f"{wk.lib} failed on {w.name}: {reply.get('error')}")
+                    print(f"\n  {wk.lib} failed on {w.name}: {reply.get('error')}",
+                          file=sys.stderr)
+                    failed.add(wk.lib)
+                    continue
                 times[wk.lib].append(reply["t"])
+                cpu[wk.lib].append(reply["cpu"])
     finally:
         for wk in workers:
             wk.close()
@@ -737,6 +745,8 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
     return {
         "times": times,
         "median": {lib: statistics.median(ts) for lib, ts in times.items() if ts},
+        "cpu_times": cpu,
+        "cpu_median": {lib: statistics.median(ts) for lib, ts in cpu.items() if ts},
         "versions": {wk.lib: wk.info["version"] for wk in workers},
         "digests": digests,
         "mismatch": bad,
@@ -753,6 +763,32 @@ def check_written(w: Workload, root: str, sizes: Sizes, data: np.ndarray) -> str
     return "ok" if ok else "MISMATCH"
 
 
+def profile(lib: str, w: Workload, sizes: Sizes, root: str, repeats: int) -> None:
+    """cProfile ``repeats`` runs of one library on one workload, after a warm-up."""
+    import cProfile
+    import pstats
+
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ThreadPoolExecutor(NCORES))
+        if lib == "zarrx":  # everything on the calling thread, where cProfile can see it
+            import zarrx
+
+            stack.enter_context(zarrx.config.set(threads=1))
+        op, n = make_bench(lib, w, sizes, root, pool)
+        op()
+        profiler = cProfile.Profile()
+        t0 = time.perf_counter()
+        profiler.enable()
+        for _ in range(repeats):
+            op()
+        profiler.disable()
+        per_op = (time.perf_counter() - t0) / repeats / n
+    print(f"\n=== {lib} on {w.name}: {fmt_time(per_op)} per read under the profiler "
+          f"({repeats} runs; only the calling thread is profiled: zarrx runs with threads=1)")
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(18)
+
+
 def fmt_time(t: float | None) -> str:
     if t is None:
         return "—"
@@ -763,7 +799,7 @@ def fmt_time(t: float | None) -> str:
     return f"{t:.2f} s"
 
 
-def table(results: dict[str, dict[str, Any]], libs: Sequence[str]) -> str:
+def table(results: dict[str, dict[str, Any]], libs: Sequence[str], key: str = "median") -> str:
     """A Markdown table: medians per library, zarrx / best peer, and the floors."""
     peers = [lib for lib in PEERS if lib in libs]
     floors = [f for f in FLOORS if f in libs]
@@ -773,7 +809,7 @@ def table(results: dict[str, dict[str, Any]], libs: Sequence[str]) -> str:
     head += [f"floor: {f}" for f in floors]
     rows = [head, ["---"] * len(head)]
     for name, res in results.items():
-        med = res["median"]
+        med = res[key]
         row = [name] + [fmt_time(med.get(lib)) for lib in LIBS if lib in libs]
         if "zarrx" in libs and peers:
             best = min(((med[p], p) for p in peers if p in med), default=None)
@@ -812,6 +848,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--libs", help=f"comma-separated subset of {', '.join(LIBS + FLOORS)}")
     p.add_argument("--dir", help="where the stores go (kept and reused); default: a temp dir")
     p.add_argument("--json", help="write every sample and the medians to this file")
+    p.add_argument("--profile", metavar="LIB",
+                   help="instead of comparing, profile LIB (e.g. zarrx) on the workloads with "
+                        "cProfile, in this process, and print where the time goes")
     p.add_argument("-v", "--verbose", action="store_true", help="show the workers' stderr")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--workload", help=argparse.SUPPRESS)
@@ -866,6 +905,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     checks: dict[str, str] = {}
     with data_root(args.dir) as root:
         data = make_data(sizes.shape)
+        if args.profile:
+            for name in workloads:
+                ds = DATASETS[WORKLOADS[name].dataset]
+                write_dataset(root, sizes, ds, data)
+                if WORKLOADS[name].kind == "write" and args.profile in LIBS:
+                    create_with_zarr(output_path(root, sizes, name, args.profile), ds, sizes)
+                profile(args.profile, WORKLOADS[name], sizes, root, repeats)
+            return
         for name in workloads:
             w = WORKLOADS[name]
             ds = DATASETS[w.dataset]
@@ -882,8 +929,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     versions: dict[str, str] = {}
     for res in results.values():
         versions.update(res["versions"])
-    print()
+    print("\nWall time (median):\n")
     print(table(results, libs))
+    print("\nCPU time, all threads of the worker (median; robust to other load on the "
+          "machine):\n")
+    print(table(results, libs, key="cpu_median"))
     print()
     for name in workloads:
         print(f"- {name}: {WORKLOADS[name].what}")

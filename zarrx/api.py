@@ -19,9 +19,11 @@ from zarrx.metadata import consolidated
 from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
+    creates_parent_groups,
+    erase_tree,
     find_node,
-    node_prefix,
     normalize_path,
+    prepare_store,
     read_node,
     read_node_consolidated,
     write_node,
@@ -39,9 +41,9 @@ def _store(store: StoreLike, mode: str, storage_options: Mapping[str, Any] | Non
     return make_store(store, mode=mode, storage_options=dict(storage_options or {}) or None)
 
 
-def erase_node(store: Store, path: str) -> None:
+def erase_node(store: Store, path: str, meta: Any = None) -> None:
     """Remove the node at ``path`` and everything below it (validated keys only)."""
-    store.erase_prefix(node_prefix(path))
+    erase_tree(store, path, meta)
 
 
 def _prepare_path(store: Store, path: str, overwrite: bool, zarr_format: Any) -> None:
@@ -53,13 +55,14 @@ def _prepare_path(store: Store, path: str, overwrite: bool, zarr_format: Any) ->
                 f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
                 "pass overwrite=True (or mode='w') to replace it"
             )
-        erase_node(store, path)
+        erase_node(store, path, existing)
     parts = path.split("/") if path else []
     for i in range(len(parts)):
         parent = "/".join(parts[:i])
         meta = find_node(store, parent)
         if meta is None:
-            write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
+            if creates_parent_groups(zarr_format):
+                write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
         elif meta.node_type == "array":
             raise NodeTypeError(f"cannot create {path!r}: {parent or '/'!r} is an array")
 
@@ -105,6 +108,7 @@ def create_array(
         where=f"array {'/' + path!r}",
     )
     _prepare_path(s, path, overwrite, zarr_format)
+    meta = prepare_store(s, path, meta)
     write_node(s, path, meta)
     return Array(s, path, meta)
 
@@ -124,6 +128,7 @@ def create_group(
     p = normalize_path(path)
     meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
     _prepare_path(s, p, overwrite, zarr_format)
+    meta = prepare_store(s, p, meta)
     write_node(s, p, meta)
     return Group(s, p, meta, read_only=False)
 

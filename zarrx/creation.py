@@ -66,6 +66,10 @@ def array_metadata(*, zarr_format: Any = 3, **kwargs: Any) -> Any:
     """Metadata for a new array in ``zarr_format`` (3 or 2)."""
     if zarr_format == 2:
         return array_metadata_v2(**kwargs)
+    if zarr_format == "3-draft":
+        from zarrx.metadata.v3_draft import array_metadata_draft
+
+        return array_metadata_draft(**kwargs)
     return array_metadata_v3(**kwargs)
 
 

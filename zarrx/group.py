@@ -87,7 +87,7 @@ class Group(Node):
     def _collect(
         self, group: Group, rel: str, depth: int | None, out: list[tuple[str, Array | Group]]
     ) -> None:
-        paths = child_paths(self._store, group._path)
+        paths = child_paths(self._store, group._path, group.metadata)
         found = read_nodes(self._store, paths, zarr_format=self.zarr_format)
         for path, meta in zip(paths, found):
             if meta is None:

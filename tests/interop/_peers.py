@@ -136,11 +136,6 @@ class Layout:
     def inner_codecs(self) -> list[dict[str, Any]]:
         return [*self.all_filters, self.serializer, *self.compressors]
 
-    @property
-    def custom_sharding(self) -> bool:
-        """Whether sharding needs an explicit codec (``shards=`` cannot say it)."""
-        return self.index_location != "end" or self.index_codecs is not None
-
     def sharding_codec(self) -> dict[str, Any]:
         config: dict[str, Any] = {
             "chunk_shape": list(self.chunks),
@@ -318,15 +313,18 @@ def write_zarrx(path: Path, layout: Layout, data: np.ndarray, region: Any = Elli
         "attributes": layout.attributes,
         "dimension_names": layout.dimension_names,
     }
-    if layout.shards and layout.custom_sharding:
-        # zarrx's ``shards=`` takes only a shape: spell the codec out.
+    if layout.shards and layout.index_codecs is not None:
+        # ``shards=`` cannot name index codecs: spell the sharding codec out.
         kwargs.update(chunks=layout.shards, serializer=layout.sharding_codec(), filters=None,
                       compressors=None)
         if layout.order == "F":
             raise AssertionError("order='F' cannot be combined with a custom sharding codec")
     else:
+        shards: Any = layout.shards
+        if shards and layout.index_location != "end":  # zarr-python's form, as in write_zarr
+            shards = {"shape": layout.shards, "index_location": layout.index_location}
         kwargs.update(
-            chunks=layout.chunks, shards=layout.shards, filters=list(layout.filters) or None,
+            chunks=layout.chunks, shards=shards, filters=list(layout.filters) or None,
             serializer=layout.serializer, compressors=list(layout.compressors) or None,
             order=layout.order,
         )

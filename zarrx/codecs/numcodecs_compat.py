@@ -69,6 +69,10 @@ class _Numcodecs:
     def to_config(self) -> dict[str, Any]:
         return dict(self.config)
 
+    def to_dict(self) -> dict[str, Any]:
+        # zarr-python requires the key for numcodecs.* codecs, even when empty.
+        return {"name": self.name, "configuration": self.to_config()}
+
     def to_v2(self) -> dict[str, Any]:
         return {"id": self.codec_id, **self.config}
 
@@ -126,6 +130,41 @@ class NumcodecsArrayCodec(_Numcodecs, ArrayArrayCodec):
                 f"{self.name}: decoded {arr.nbytes} bytes, expected {spec.nbytes}"
             )
         return arr.reshape(-1).view(spec.dtype).reshape(spec.shape)
+
+
+class KeepName(BytesBytesCodec):
+    """zarrx's own codec serving a ``numcodecs.<id>`` entry (safe, GIL-free decoding),
+    written back under the name and configuration it was read with."""
+
+    def __init__(self, inner: BytesBytesCodec, name: str, config: Mapping[str, Any]) -> None:
+        self.inner = inner
+        self.name = name  # type: ignore[misc]
+        self.config = dict(config)
+
+    @classmethod
+    def from_config(cls, configuration: Mapping[str, Any]) -> Self:
+        raise MetadataError("KeepName is built by codec_from_json, not from metadata")
+
+    def to_config(self) -> dict[str, Any]:
+        return dict(self.config)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "configuration": self.to_config()}
+
+    def evolve(self, spec: ChunkSpec) -> Self:
+        return type(self)(self.inner.evolve(spec), self.name, self.config)
+
+    def validate(self, spec: ChunkSpec) -> None:
+        self.inner.validate(spec)
+
+    def encode(self, data: Buffer) -> Buffer:
+        return self.inner.encode(data)
+
+    def decode(self, data: Buffer, max_size: int | None) -> Buffer:
+        return self.inner.decode(data, max_size)
+
+    def max_encoded_size(self, n: int) -> int:
+        return self.inner.max_encoded_size(n)
 
 
 def numcodecs_codec(codec_id: str, config: Mapping[str, Any]) -> Any:

@@ -36,9 +36,12 @@ def codec_from_json(value: Any, *, where: str) -> Codec:
     try:
         cls = registry.codecs.find(name)
         if cls is None and name.startswith("numcodecs."):
-            from zarrx.codecs.numcodecs_compat import numcodecs_codec
+            from zarrx.codecs.numcodecs_compat import KeepName, numcodecs_codec
 
-            return numcodecs_codec(name.removeprefix("numcodecs."), config)
+            codec = numcodecs_codec(name.removeprefix("numcodecs."), config)
+            if isinstance(codec, BytesBytesCodec) and codec.name != name:
+                codec = KeepName(codec, name, config)
+            return codec
         if cls is None:
             cls = registry.codecs.get(name)
         return cls.from_config(config)

@@ -225,11 +225,11 @@ def creates_parent_groups(zarr_format: Any) -> bool:
     return not getattr(LAYOUTS[zarr_format], "implicit_groups", False)
 
 
-def prepare_store(store: Store, meta: Any) -> Any:
-    """Ready ``store`` for a new node ``meta`` (the draft writes or adopts its entry point);
-    returns the metadata to write."""
+def prepare_store(store: Store, path: str, meta: Any) -> Any:
+    """Ready ``store`` for a new node ``meta`` at ``path`` (the draft writes or adopts its
+    entry point); returns the metadata to write."""
     prepare = getattr(layout_of(meta), "prepare_store", None)
-    return meta if prepare is None else prepare(store, meta)
+    return meta if prepare is None else prepare(store, path, meta)
 
 
 def erase_tree(store: Store, path: str, meta: Any = None) -> None:

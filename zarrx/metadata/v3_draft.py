@@ -153,7 +153,7 @@ def data_type_to_json(dtype: np.dtype) -> Any:
     if dtype.kind in "mM" and _DATETIME.match(dtype.str):
         return {"extension": DATETIME_URI, "type": dtype.str, "fallback": f"{dtype.str[0]}i8"}
     for name, core in CORE_DTYPES.items():
-        if core == dtype and (core.byteorder == dtype.byteorder or not has_byte_order(core)):
+        if core.str == dtype.str:
             return name
     raise UnknownDataTypeError(
         f"NumPy dtype {dtype} has no Zarr v3.0 draft data type; supported: "
@@ -969,9 +969,10 @@ class DraftLayout:
     def new_group(self, attributes: dict[str, Any]) -> GroupMetadataDraft:
         return GroupMetadataDraft(attributes=attributes, entry_point=self.entry_point)
 
-    def prepare_store(self, store: Store, meta: Any) -> Any:
+    def prepare_store(self, store: Store, path: str, meta: Any) -> Any:
         """Before a node is created: write the entry point if the store has none, else
         adopt the store's (its suffix decides the keys)."""
+        validate_path(path)
         raw = store.get(ENTRY_POINT_KEY)
         if raw is None:
             store.set(ENTRY_POINT_KEY, dump_json(meta.entry_point.to_json()))
