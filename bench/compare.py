@@ -278,10 +278,20 @@ def _import_zarr(lib: str) -> Any:
     return zarr
 
 
-def _tensorstore_spec(path: str) -> dict[str, Any]:
-    # file_io_sync off: tensorstore fsyncs every write by default; the others do not.
-    return {"driver": "zarr3", "kvstore": {"driver": "file", "path": path},
-            "context": {"file_io_sync": False, "cache_pool": {"total_bytes_limit": 0}}}
+_ts_context: Any = None
+
+
+def _tensorstore_open(path: str, **mode: bool) -> Any:
+    """Open a zarr3 TensorStore, all in one shared context (thread pools are per context).
+    ``file_io_sync`` off: tensorstore fsyncs every write by default, the others do not;
+    no chunk cache, like the others."""
+    global _ts_context
+    import tensorstore as ts
+
+    if _ts_context is None:
+        _ts_context = ts.Context({"file_io_sync": False, "cache_pool": {"total_bytes_limit": 0}})
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
+    return ts.open(spec, context=_ts_context, open=True, **mode)
 
 
 def lib_reader(lib: str, path: str) -> Callable[[Index], Any]:
@@ -292,9 +302,7 @@ def lib_reader(lib: str, path: str) -> Callable[[Index], Any]:
             raise Unavailable("zarr did not pick up the zarrs codec pipeline")
         return lambda sel: z[sel]
     if lib == "tensorstore":
-        import tensorstore as ts
-
-        t = ts.open(_tensorstore_spec(path), open=True, read=True).result()
+        t = _tensorstore_open(path, read=True).result()
         return lambda sel: t[sel].read().result()
     if lib == "zarrx":
         import zarrx
@@ -314,9 +322,7 @@ def lib_writer(lib: str, path: str) -> Callable[[np.ndarray], None]:
 
         return write
     if lib == "tensorstore":
-        import tensorstore as ts
-
-        t = ts.open(_tensorstore_spec(path), open=True, write=True).result()
+        t = _tensorstore_open(path, write=True).result()
         return lambda data: t.write(data).result()
     if lib == "zarrx":
         import zarrx
@@ -350,8 +356,7 @@ def lib_lister(lib: str, path: str) -> Callable[[], list[str]]:
                 raise ValueError(f"{path} is not a group")
             names = sorted(k.decode()[: -len("/zarr.json")] for k in kv.list().result()
                            if k.count(b"/") == 1 and k.endswith(b"/zarr.json"))
-            opening = [ts.open(_tensorstore_spec(os.path.join(path, n)), open=True)
-                       for n in names]
+            opening = [_tensorstore_open(os.path.join(path, n)) for n in names]
             for f in opening:
                 f.result()
             return names

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from zarrx.engine.plan import plan_basic, plan_points
 from zarrx.engine.read import read_into
 from zarrx.engine.write import write_from
 from zarrx.errors import ShapeError
+from zarrx.extensions import index_domain
 from zarrx.metadata.io import data_prefix
 from zarrx.node import Node
 from zarrx.selection.modes import (
@@ -42,7 +44,51 @@ class Array(Node):
     # -- description ------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._metadata.shape
+        domain = self._domain
+        return self._metadata.shape if domain is None else domain[1]
+
+    # -- extensions: index domain and write hooks -------------------------------------------
+    @property
+    def _domain(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """``(origin, visible shape)`` when an extension (e.g. an offset) changes indexing."""
+        entries = getattr(self._metadata, "extensions", ())
+        return index_domain(entries, self._metadata.shape) if entries else None
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """The node's ZEP 10 extension entries by name (plugin objects, or raw entries)."""
+        return {e.name: e for e in getattr(self._metadata, "extensions", ())}
+
+    def _plan(self, sel: BasicSelection) -> Any:
+        domain = self._domain
+        if domain is not None:
+            origin = domain[0]
+            arrays = getattr(sel, "arrays", ())
+            sel = replace(
+                sel,
+                array_shape=self._metadata.shape,
+                starts=tuple(s + o for s, o in zip(sel.starts, origin)),
+                **(
+                    {"arrays": tuple(None if a is None else a + o for a, o in zip(arrays, origin))}
+                    if arrays
+                    else {}
+                ),
+            )
+        return plan_basic(self._metadata.chunk_grid, self._metadata.shape, sel)
+
+    def _plan_points(self, sel: Any) -> Any:
+        domain = self._domain
+        if domain is not None:
+            sel = replace(sel, coords=tuple(c + o for c, o in zip(sel.coords, domain[0])))
+        return plan_points(self._metadata.chunk_grid, self._metadata.shape, sel)
+
+    def _after_write(self, written: np.ndarray) -> None:
+        entries = getattr(self._metadata, "extensions", ())
+        if not entries or not written.size:
+            return
+        updated = tuple((getattr(e, "after_write", lambda _: None)(written) or e) for e in entries)
+        if updated != entries:
+            self._write_metadata(replace(self._metadata, extensions=updated))
 
     @property
     def dtype(self) -> np.dtype:
@@ -116,7 +162,7 @@ class Array(Node):
     # -- reading --------------------------------------------------------------------------
     def _read_basic(self, sel: BasicSelection) -> np.ndarray:
         out = np.empty(sel.counts, dtype=self.dtype)
-        read_into(self._chunk_store, plan_basic(self._metadata.chunk_grid, self.shape, sel), out)
+        read_into(self._chunk_store, self._plan(sel), out)
         return out
 
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
@@ -132,7 +178,7 @@ class Array(Node):
         """Points: integer arrays broadcast together (or one boolean mask)."""
         sel = normalize_coordinates(selection, self.shape)
         out = np.empty(sel.npoints, dtype=self.dtype)
-        read_into(self._chunk_store, plan_points(self._metadata.chunk_grid, self.shape, sel), out)
+        read_into(self._chunk_store, self._plan_points(sel), out)
         return out.reshape(sel.shape)
 
     get_mask_selection = get_coordinate_selection
@@ -181,9 +227,8 @@ class Array(Node):
 
     def _write_basic(self, sel: BasicSelection, value: Any) -> None:
         buffer = sel.to_buffer(self._value(value))
-        write_from(
-            self._chunk_store, plan_basic(self._metadata.chunk_grid, self.shape, sel), buffer
-        )
+        write_from(self._chunk_store, self._plan(sel), buffer)
+        self._after_write(buffer)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self._write_basic(normalize_basic(selection, self.shape), value)
@@ -203,9 +248,8 @@ class Array(Node):
             raise ShapeError(
                 f"could not broadcast value of shape {data.shape} to the {sel.shape} points"
             ) from None
-        write_from(
-            self._chunk_store, plan_points(self._metadata.chunk_grid, self.shape, sel), flat
-        )
+        write_from(self._chunk_store, self._plan_points(sel), flat)
+        self._after_write(flat)
 
     set_mask_selection = set_coordinate_selection
 
@@ -240,7 +284,8 @@ class Array(Node):
                 )
                 self[margin] = self.fill_value
         doomed = [
-            self._chunk_store.key(coords) for coords in np.ndindex(*old_grid)
+            self._chunk_store.key(coords)
+            for coords in np.ndindex(*old_grid)
             if any(c >= n for c, n in zip(coords, new_grid))
         ]
         for key in doomed:
@@ -259,8 +304,9 @@ class Array(Node):
                 f"shape {self.shape} along axis {axis}"
             )
         old = self.shape[axis]
-        new_shape = tuple(s + data.shape[axis] if a == axis else s
-                          for a, s in enumerate(self.shape))
+        new_shape = tuple(
+            s + data.shape[axis] if a == axis else s for a, s in enumerate(self.shape)
+        )
         self.resize(new_shape)
         self[tuple(slice(old, None) if a == axis else slice(None) for a in range(self.ndim))] = data
         return new_shape

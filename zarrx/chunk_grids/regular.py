@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from zarrx._core.indexing import slice_chunks
+from zarrx.abc.chunk_grid import ChunkGrid
 from zarrx.errors import MetadataError
 
 MAX_INT64 = 2**63 - 1
 
 
 @dataclass(frozen=True)
-class RegularChunkGrid:
+class RegularChunkGrid(ChunkGrid):
     """Chunks of one shape, ``chunk_shape``, tiling the array from the origin."""
 
     chunk_shape: tuple[int, ...]
@@ -71,3 +72,6 @@ class RegularChunkGrid:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-chunk projection of ``start + k*step`` (k < count) along ``axis``."""
         return slice_chunks(start, step, count, self.chunk_shape[axis], dim_len)
+
+    def axis_locate(self, axis: int, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.divmod(indices, self.chunk_shape[axis])

@@ -47,7 +47,9 @@ def _slice_axis(grid: Any, axis: int, sel: BasicSelection, size: int) -> list[tu
 
 
 def _array_axis(grid: Any, axis: int, indices: np.ndarray) -> list[tuple]:
-    order, chunk_index, offsets, in_chunk = points_chunks(indices, grid.chunk_shape[axis])
+    chunks, offsets_in_chunk = grid.axis_locate(axis, indices)
+    order, chunk_index, offsets, _ = points_chunks(chunks.astype(np.int64, copy=False), 1)
+    in_chunk = offsets_in_chunk[order]
     return [
         (int(c), in_chunk[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]], False)
         for i, c in enumerate(chunk_index)
@@ -98,8 +100,8 @@ def plan_points(
     if not shape:
         yield ChunkProjection((), (), (np.zeros(1, np.int64),), False, fancy=True)
         return
-    chunk_shape = np.asarray(grid.chunk_shape, dtype=np.int64)
-    chunk_coords = [c // s for c, s in zip(sel.coords, chunk_shape)]
+    located = [grid.axis_locate(axis, c) for axis, c in enumerate(sel.coords)]
+    chunk_coords = [c for c, _ in located]
     grid_shape = grid.grid_shape(shape)
     if np.prod(np.asarray(grid_shape, dtype=float)) < 2**62:
         keys = np.ravel_multi_index(chunk_coords, grid_shape)
@@ -111,8 +113,5 @@ def plan_points(
         positions = order[offsets[i]:offsets[i + 1]]
         first = positions[0]
         coords = tuple(int(c[first]) for c in chunk_coords)
-        in_chunk = tuple(
-            sel.coords[axis][positions] - coords[axis] * chunk_shape[axis]
-            for axis in range(len(shape))
-        )
+        in_chunk = tuple(offset[positions] for _, offset in located)
         yield ChunkProjection(coords, in_chunk, (positions,), False, fancy=True)

@@ -18,7 +18,8 @@ from zarrx.engine.read import decode_chunk
 
 
 def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
-    return all(s.start == 0 and s.stop == n and s.step == 1
+    """The projection's slices span the whole stored chunk (no fill needed around them)."""
+    return not p.fancy and all(s.start == 0 and s.stop == n and s.step == 1
                for s, n in zip(p.chunk_selection, shape))
 
 

@@ -18,6 +18,7 @@ from zarrx import registry
 from zarrx.abc.codec import ChunkSpec
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.errors import MetadataError, UnknownExtensionError
+from zarrx.extensions import extensions_to_json, parse_extensions
 from zarrx.metadata.model import (
     check_product,
     parse_attributes,
@@ -27,10 +28,20 @@ from zarrx.metadata.model import (
 
 METADATA_KEY = "zarr.json"
 _ARRAY_KEYS = {
-    "zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
-    "fill_value", "codecs", "attributes", "dimension_names", "storage_transformers",
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "dimension_names",
+    "storage_transformers",
+    "extensions",
 }
-_GROUP_KEYS = {"zarr_format", "node_type", "attributes"}
+_GROUP_KEYS = {"zarr_format", "node_type", "attributes", "extensions"}
 #: Keys zarr-python writes that are not in the spec and that we keep as they are.
 _KNOWN_EXTRA = {"consolidated_metadata"}
 _RAW_BITS = re.compile(r"^r[0-9]+$")
@@ -108,6 +119,7 @@ class ArrayMetadataV3:
     dimension_names: tuple[str | None, ...] | None = None
     storage_transformers: tuple[Any, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    extensions: tuple[Any, ...] = ()  # ZEP 10 entries: Extension objects or UnknownEntry
 
     zarr_format = 3
     node_type = "array"
@@ -130,8 +142,14 @@ class ArrayMetadataV3:
     @classmethod
     def from_json(cls, doc: Any, *, where: str = "array") -> ArrayMetadataV3:
         _check_header(doc, "array", where=where)
-        missing = {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value",
-                   "codecs"} - doc.keys()
+        missing = {
+            "shape",
+            "data_type",
+            "chunk_grid",
+            "chunk_key_encoding",
+            "fill_value",
+            "codecs",
+        } - doc.keys()
         if missing:
             raise MetadataError(f"{where}: missing required keys {sorted(missing)}")
         extra = _extra_keys(doc, _ARRAY_KEYS, where=where)
@@ -141,8 +159,9 @@ class ArrayMetadataV3:
         grid_name, grid_config = _named(doc["chunk_grid"], where=where, field="chunk_grid")
         grid = registry.chunk_grids.get(grid_name).from_config(grid_config)
         grid.validate(shape, where)
-        check_product(grid.chunk_shape, where=where, field="chunk shape",
-                      itemsize=data_type.dtype.itemsize)
+        check_product(
+            grid.chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize
+        )
 
         cke_name, cke_config = _named(
             doc["chunk_key_encoding"], where=where, field="chunk_key_encoding"
@@ -184,6 +203,9 @@ class ArrayMetadataV3:
             ),
             storage_transformers=(),
             extra=extra,
+            extensions=parse_extensions(
+                doc.get("extensions"), where=where, node_type="array", shape=shape
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -202,6 +224,8 @@ class ArrayMetadataV3:
             doc["dimension_names"] = list(self.dimension_names)
         if self.storage_transformers:
             doc["storage_transformers"] = list(self.storage_transformers)
+        if self.extensions:
+            doc["extensions"] = extensions_to_json(self.extensions)
         doc.update(self.extra)
         return doc
 
@@ -218,6 +242,7 @@ class GroupMetadataV3:
 
     attributes: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    extensions: tuple[Any, ...] = ()
 
     zarr_format = 3
     node_type = "group"
@@ -226,10 +251,19 @@ class GroupMetadataV3:
     def from_json(cls, doc: Any, *, where: str = "group") -> GroupMetadataV3:
         _check_header(doc, "group", where=where)
         extra = _extra_keys(doc, _GROUP_KEYS, where=where)
-        return cls(parse_attributes(doc.get("attributes"), where=where), extra)
+        extensions = parse_extensions(
+            doc.get("extensions"), where=where, node_type="group", shape=None
+        )
+        return cls(parse_attributes(doc.get("attributes"), where=where), extra, extensions)
 
     def to_json(self) -> dict[str, Any]:
-        doc = {"zarr_format": 3, "node_type": "group", "attributes": self.attributes}
+        doc: dict[str, Any] = {
+            "zarr_format": 3,
+            "node_type": "group",
+            "attributes": self.attributes,
+        }
+        if self.extensions:
+            doc["extensions"] = extensions_to_json(self.extensions)
         doc.update(self.extra)
         return doc
 

@@ -1,0 +1,49 @@
+"""The chunk grid contract: how an array's index space is cut into chunks.
+
+The engine asks a grid only these questions, per axis, so grids with variable chunk sizes
+(e.g. ``rectilinear``) plug in beside ``regular`` without the engine knowing either.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, Self
+
+import numpy as np
+
+
+class ChunkGrid(ABC):
+    name: str
+
+    @classmethod
+    @abstractmethod
+    def from_config(cls, configuration: Mapping[str, Any]) -> Self:
+        """Parse the ``configuration`` object; :class:`zarrx.errors.MetadataError` if bad."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name": ..., "configuration": {...}}``."""
+
+    @abstractmethod
+    def validate(self, shape: tuple[int, ...], where: str) -> None:
+        """Raise :class:`zarrx.errors.MetadataError` if the grid does not fit ``shape``."""
+
+    @abstractmethod
+    def grid_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """Number of chunks along each axis."""
+
+    @abstractmethod
+    def chunk_shape_at(self, coords: tuple[int, ...]) -> tuple[int, ...]:
+        """Shape of the stored chunk at grid position ``coords``."""
+
+    @abstractmethod
+    def axis_slice_chunks(
+        self, axis: int, start: int, step: int, count: int, dim_len: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Project ``start + k*step`` (k < count) onto the chunks of ``axis``: arrays of
+        chunk index, in-chunk start, count in chunk, output start and "chunk complete"."""
+
+    @abstractmethod
+    def axis_locate(self, axis: int, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For element indices along ``axis``: their chunk index and in-chunk offset."""
