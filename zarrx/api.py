@@ -83,6 +83,7 @@ def create_array(
     attributes: Mapping[str, Any] | None = None,
     dimension_names: Any = None,
     chunk_key_encoding: Any = None,
+    extensions: Any = None,
     zarr_format: Any = 3,
     overwrite: bool = False,
     storage_options: Mapping[str, Any] | None = None,
@@ -105,6 +106,7 @@ def create_array(
         attributes=attributes,
         dimension_names=dimension_names,
         chunk_key_encoding=chunk_key_encoding,
+        extensions=extensions,
         where=f"array {'/' + path!r}",
     )
     _prepare_path(s, path, overwrite, zarr_format)

@@ -19,6 +19,7 @@ from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
 from zarrx.errors import MetadataError
+from zarrx.extensions import parse_extensions
 from zarrx.metadata.model import check_product, parse_dimension_names, parse_shape
 from zarrx.metadata.v2 import ArrayMetadataV2
 from zarrx.metadata.v2 import native as native_dtype
@@ -54,6 +55,14 @@ def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tupl
     return tuple(out)
 
 
+def _is_rectilinear(chunks: Any) -> bool:
+    return (
+        isinstance(chunks, Sequence)
+        and not isinstance(chunks, str)
+        and any(isinstance(c, Sequence) for c in chunks)
+    )
+
+
 def _codec_list(value: Any, *, where: str) -> list[Codec]:
     if value is None:
         return []
@@ -87,11 +96,14 @@ def array_metadata_v2(
     attributes: Mapping[str, Any] | None = None,
     dimension_names: Any = None,
     chunk_key_encoding: Any = None,
+    extensions: Any = None,
     where: str = "array",
 ) -> ArrayMetadataV2:
     """Validated v2 metadata for a new array (zarr-python 3 defaults: Zstd level 0)."""
     if shards is not None:
         raise MetadataError(f"{where}: Zarr v2 has no sharding; use zarr_format=3")
+    if extensions:
+        raise MetadataError(f"{where}: Zarr v2 has no extensions; use zarr_format=3")
     if serializer != "auto":
         raise MetadataError(f"{where}: Zarr v2 has no serializer; leave serializer='auto'")
     if dimension_names is not None:
@@ -154,6 +166,7 @@ def array_metadata_v3(
     attributes: Mapping[str, Any] | None = None,
     dimension_names: Any = None,
     chunk_key_encoding: Any = None,
+    extensions: Any = None,
     where: str = "array",
 ) -> ArrayMetadataV3:
     """Validated v3 metadata for a new array, codecs evolved for its data type."""
@@ -162,14 +175,28 @@ def array_metadata_v3(
     shape = parse_shape(list(shape), where=where)
     kind = variable_kind(dtype)
     data_type: Any = (
-        StringDataType() if kind == "text" else BytesDataType() if kind == "bytes"
+        StringDataType()
+        if kind == "text"
+        else BytesDataType()
+        if kind == "bytes"
         else DataType.from_numpy(dtype)
     )
     if kind and serializer == "auto":
         serializer = {"name": "vlen-utf8" if kind == "text" else "vlen-bytes"}
-    chunk_shape = normalize_chunks(chunks, shape, max(data_type.dtype.itemsize, 16))
+    if _is_rectilinear(chunks):  # per-axis chunk sizes: a plugin grid
+        if shards is not None:
+            raise MetadataError(f"{where}: variable chunk sizes cannot be sharded")
+        grid = registry.chunk_grids.get("rectilinear").from_config(
+            {
+                "kind": "inline",
+                "chunk_shapes": [list(c) if isinstance(c, Sequence) else c for c in chunks],
+            }
+        )
+        chunk_shape = grid.chunk_shape_at((0,) * len(shape))
+    else:
+        chunk_shape = normalize_chunks(chunks, shape, max(data_type.dtype.itemsize, 16))
+        grid = registry.chunk_grids.get("regular")(chunk_shape)
     check_product(chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
-    grid = registry.chunk_grids.get("regular")(chunk_shape)
     grid.validate(shape, where)
 
     if order not in ("C", "F"):
@@ -214,7 +241,7 @@ def array_metadata_v3(
         ]
         grid = registry.chunk_grids.get("regular")(shard_shape)
     pipeline = CodecPipeline(codecs, where=where).evolve(
-        ChunkSpec(grid.chunk_shape, data_type.dtype, fill)
+        ChunkSpec(grid.chunk_shape_at((0,) * len(shape)), data_type.dtype, fill)
     )
 
     if chunk_key_encoding is None:
@@ -239,5 +266,13 @@ def array_metadata_v3(
             list(dimension_names) if dimension_names is not None else None,
             len(shape),
             where=where,
+        ),
+        extensions=parse_extensions(
+            [e.to_dict() if hasattr(e, "to_dict") else e for e in extensions]
+            if extensions
+            else None,
+            where=where,
+            node_type="array",
+            shape=shape,
         ),
     )

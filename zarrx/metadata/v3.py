@@ -133,8 +133,8 @@ class ArrayMetadataV3:
         return len(self.shape)
 
     def chunk_spec(self, coords: tuple[int, ...] | None = None) -> ChunkSpec:
-        shape = self.chunk_grid.chunk_shape_at(coords) if coords is not None else None
-        return ChunkSpec(shape or self.chunk_grid.chunk_shape, self.dtype, self.fill_value)
+        coords = coords if coords is not None else (0,) * len(self.shape)
+        return ChunkSpec(self.chunk_grid.chunk_shape_at(coords), self.dtype, self.fill_value)
 
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.chunk_key_encoding.encode(coords)
@@ -159,9 +159,8 @@ class ArrayMetadataV3:
         grid_name, grid_config = _named(doc["chunk_grid"], where=where, field="chunk_grid")
         grid = registry.chunk_grids.get(grid_name).from_config(grid_config)
         grid.validate(shape, where)
-        check_product(
-            grid.chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize
-        )
+        first = grid.chunk_shape_at((0,) * len(shape))
+        check_product(first, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
 
         cke_name, cke_config = _named(
             doc["chunk_key_encoding"], where=where, field="chunk_key_encoding"
@@ -176,7 +175,7 @@ class ArrayMetadataV3:
             raise type(e)(f"{where}: {e}") from None
 
         pipeline = CodecPipeline.from_json(doc["codecs"], where=where)
-        spec = ChunkSpec(grid.chunk_shape, data_type.dtype, fill_value)
+        spec = ChunkSpec(first, data_type.dtype, fill_value)
         try:
             pipeline.prepare(spec)
         except MetadataError as e:

@@ -791,6 +791,7 @@ def array_metadata_draft(
     attributes: Mapping[str, Any] | None = None,
     dimension_names: Any = None,
     chunk_key_encoding: Any = None,
+    extensions: Any = None,
     where: str = "array",
 ) -> ArrayMetadataDraft:
     """Validated draft metadata for a new array: the document is built, then parsed like
@@ -839,7 +840,7 @@ def array_metadata_draft(
     if codecs:
         doc["compressor"] = compressor_to_json(codecs[0], stored.itemsize)
     doc["fill_value"] = fill_to_json(stored, fill)
-    doc["extensions"] = []
+    doc["extensions"] = list(check_extensions(list(extensions or []), where=where))
     user_attributes = dict(attributes or {})
     if filter_codecs:
         from zarrx.codecs.numcodecs_compat import to_numcodecs_config

@@ -15,10 +15,10 @@ import zarr
 from zarr._storage.v3 import DirectoryStoreV3
 
 
-def fill_json(value):
+def fill_json(value, dtype):
     if value is None:
         return None
-    value = np.asarray(value)
+    value = np.asarray(value, dtype=dtype)
     if value.dtype.byteorder != "|":
         value = value.astype(value.dtype.newbyteorder("<"))
     return {"dtype": value.dtype.str, "hex": value.tobytes().hex()}
@@ -39,7 +39,7 @@ def main(root, out, paths):
                 "shape": list(node.shape),
                 "chunks": list(node.chunks),
                 "order": node.order,
-                "fill_value": fill_json(node.fill_value),
+                "fill_value": fill_json(node.fill_value, node.dtype),
                 "attrs": node.attrs.asdict(),
                 "compressor": None if node.compressor is None else node.compressor.get_config(),
                 "filters": [f.get_config() for f in node.filters or []],

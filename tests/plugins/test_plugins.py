@@ -1,0 +1,124 @@
+"""The example plugins in plugins/, installed for real into a virtual environment of their
+own (so this environment stays "zarrx alone"), and the registry's promises about them."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import registry
+from zarrx.errors import UnknownExtensionError
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGINS = ["zarrx-offset", "zarrx-array-statistics", "zarrx-rectilinear"]
+
+
+@pytest.fixture(scope="session")
+def plugin_env(tmp_path_factory):
+    """An environment for subprocesses: this one plus the plugins, installed with pip into
+    a directory of their own that only the subprocesses put on their path."""
+    target = tmp_path_factory.mktemp("plugins")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            *(str(ROOT / "plugins" / plugin) for plugin in PLUGINS),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
+
+
+def _run(env, *args):
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+
+
+def _offset_array(path: Path) -> np.ndarray:
+    data = np.arange(30, dtype="i2").reshape(5, 6)
+    zarrx.create_array(str(path), shape=(5, 6), dtype="i2", chunks=(2, 2))[...] = data
+    doc = json.loads((path / "zarr.json").read_text())
+    doc["extensions"] = [{"name": "example.offset", "configuration": {"offset": [1, 2]}}]
+    (path / "zarr.json").write_text(json.dumps(doc))
+    return data
+
+
+def test_zarrx_alone_refuses_the_offset_array(tmp_path):
+    _offset_array(tmp_path / "o.zarr")
+    with pytest.raises(UnknownExtensionError) as info:
+        zarrx.open(str(tmp_path / "o.zarr"))
+    message = str(info.value)
+    assert "example.offset" in message
+    assert "zarrx.extensions" in message
+    assert "zarr.json" in message
+
+
+def test_after_install_the_same_array_opens_with_the_offset(tmp_path, plugin_env):
+    data = _offset_array(tmp_path / "o.zarr")
+    path = str(tmp_path / "o.zarr")
+    script = (
+        f"import zarrx, json; a = zarrx.open({path!r}); "
+        "print(json.dumps({'shape': a.shape, 'values': a[...].tolist()}))"
+    )
+    result = _run(plugin_env, "-c", script)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    assert tuple(got["shape"]) == (4, 4)
+    assert got["values"] == data[1:, 2:].tolist()
+
+
+def test_import_loads_no_plugin(plugin_env):
+    script = (
+        "import sys, zarrx, zarrx.registry as r; "
+        "print([m for m in sys.modules if m.startswith('zarrx_')], "
+        "r.extensions._entry_points is None, r.codecs._entry_points is None)"
+    )
+    result = _run(plugin_env, "-c", script)
+    assert result.stdout.strip() == "[] True True", result.stderr
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_plugin_test_suites_pass_when_installed(plugin, plugin_env):
+    result = _run(
+        plugin_env,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        str(ROOT / "plugins" / plugin / "tests"),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout
+
+
+def test_draft_uri_and_name_resolve_to_one_codec():
+    assert registry.codecs.get("https://purl.org/zarr/spec/codec/gzip/1.0") is registry.codecs.get(
+        "gzip"
+    )
+
+
+def test_two_implementations_for_one_name_is_an_error():
+    first, second = type("First", (), {}), type("Second", (), {})
+    registry.codecs.register(first, "conflict-test")
+    try:
+        with pytest.raises(zarrx.errors.RegistryConflictError, match="conflict-test"):
+            registry.codecs.register(second, "conflict-test")
+        assert registry.codecs.get("conflict-test") is first
+    finally:
+        registry.codecs.unregister("conflict-test")
