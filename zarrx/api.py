@@ -46,9 +46,13 @@ def erase_node(store: Store, path: str, meta: Any = None) -> None:
     erase_tree(store, path, meta)
 
 
-def _prepare_path(store: Store, path: str, overwrite: bool, zarr_format: Any) -> None:
+def _prepare_path(
+    store: Store, path: str, overwrite: bool, zarr_format: Any, group: bool = False
+) -> None:
     """Make room for a new node at ``path``: check or clear it, and create parent groups."""
     existing = find_node(store, path)
+    if group and not overwrite and getattr(existing, "implicit", False):
+        existing = None  # an implicit group (draft) becomes explicit; its members stay
     if existing is not None:
         if not overwrite:
             raise NodeExistsError(
@@ -129,7 +133,7 @@ def create_group(
     s = _store(store, "w" if overwrite else "a", storage_options)
     p = normalize_path(path)
     meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
-    _prepare_path(s, p, overwrite, zarr_format)
+    _prepare_path(s, p, overwrite, zarr_format, group=True)
     meta = prepare_store(s, p, meta)
     write_node(s, p, meta)
     return Group(s, p, meta, read_only=False)

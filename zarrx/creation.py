@@ -17,6 +17,7 @@ from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
+from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
 from zarrx.errors import MetadataError
 from zarrx.extensions import parse_extensions
@@ -174,13 +175,12 @@ def array_metadata_v3(
         shape = (shape,)
     shape = parse_shape(list(shape), where=where)
     kind = variable_kind(dtype)
-    data_type: Any = (
-        StringDataType()
-        if kind == "text"
-        else BytesDataType()
-        if kind == "bytes"
-        else DataType.from_numpy(dtype)
-    )
+    if kind:
+        data_type: Any = StringDataType() if kind == "text" else BytesDataType()
+    elif np.dtype(dtype).kind in "Mm":
+        data_type = TimeDataType.from_numpy(np.dtype(dtype))
+    else:
+        data_type = DataType.from_numpy(dtype)
     if kind and serializer == "auto":
         serializer = {"name": "vlen-utf8" if kind == "text" else "vlen-bytes"}
     if _is_rectilinear(chunks):  # per-axis chunk sizes: a plugin grid

@@ -160,7 +160,8 @@ def test_seed_hierarchy_opens(seed_hierarchy: tuple[MemoryStore, np.ndarray]) ->
     np.testing.assert_array_equal(qux[:1000, :100], chunk)
     np.testing.assert_array_equal(qux[9000:, 900:], -chunk)
     assert np.isnan(qux[1000:1010, 100:120]).all()
-    assert qux[999, 99] == chunk[999, 99] and np.isnan(qux[5000, 5])
+    assert qux[999, 99] == chunk[999, 99]
+    assert np.isnan(qux[5000, 5])
 
     times = zarrx.open(store, path="foo/times")
     assert times.dtype == np.dtype("M8[ns]")  # the seed's datetime extension is understood
@@ -237,7 +238,8 @@ def test_regular_grid_example() -> None:
     a[7, 150, 900] = 1
     assert [k for k in store.list() if k.startswith("data/")] == ["data/root/g/c1/7/2"]
     chunk = np.frombuffer(store.get("data/root/g/c1/7/2"), "u1").reshape(5, 20, 400)
-    assert chunk[2, 10, 100] == 1 and chunk.sum() == 1
+    assert chunk[2, 10, 100] == 1
+    assert chunk.sum() == 1
 
 
 def test_zero_dimensional_key() -> None:
@@ -335,7 +337,8 @@ def test_raw_data_types(bits: int) -> None:
     b = zarrx.create_array(MemoryStore(), name="r", shape=(3,), dtype=f"V{n}",
                            zarr_format=DRAFT, fill_value=b"\x01" * n)
     doc = b.metadata.to_json()
-    assert doc["data_type"] == f"r{bits}" and doc["fill_value"] == "0x" + "01" * n
+    assert doc["data_type"] == f"r{bits}"
+    assert doc["fill_value"] == "0x" + "01" * n
 
 
 @pytest.mark.parametrize("identifier", ["r0", "r12", "<f16", "int32", "|b1", "<U4", "c8"])
@@ -408,7 +411,7 @@ def test_chunk_memory_layout_must_be_known() -> None:
         zarrx.open(store, path="a")
     put(store, "meta/root/b.array.json", array_doc(
         chunk_memory_layout={"extension": "http://example.org/morton", "type": "z"}))
-    with pytest.raises(UnknownExtensionError, match="example.org/morton"):
+    with pytest.raises(UnknownExtensionError, match=r"example\.org/morton"):
         zarrx.open(store, path="b")
 
 
@@ -497,7 +500,7 @@ def test_metadata_key_suffix(suffix: str) -> None:
     assert store.get(f"meta/root/x/arr.array{suffix}") is not None
     assert store.get(f"meta/root/x/grp.group{suffix}") is not None
     assert json.loads(store.get("zarr.json"))["metadata_key_suffix"] == suffix
-    root = zarrx.open_group(store)
+    root = zarrx.open_group(store, mode="r+")
     assert [n for n, _ in root.members(max_depth=None)] == ["x", "x/arr", "x/grp"]
     np.testing.assert_array_equal(root["x/arr"][...], [1, 2, 3])
     assert dict(root["x/grp"].attrs) == {"a": 1}
@@ -565,7 +568,8 @@ def test_entry_point_variants() -> None:
                              "metadata_encoding": "application/json", "later": {"x": 1}})
     put(store, "meta/root.group.json", {"attributes": {"k": 1}})
     g = zarrx.open(store)
-    assert isinstance(g, zarrx.Group) and dict(g.attrs) == {"k": 1}
+    assert isinstance(g, zarrx.Group)
+    assert dict(g.attrs) == {"k": 1}
 
 
 # -- node names ------------------------------------------------------------------------------
@@ -573,13 +577,13 @@ def test_entry_point_variants() -> None:
 @pytest.mark.parametrize("name", ["a b", "caf\u00e9", "...", "x" * 256, "a:b", "a*"])
 def test_invalid_node_names(name: str) -> None:
     store = MemoryStore()
-    with pytest.raises(InvalidKeyError, match="node name"):
+    with pytest.raises(InvalidKeyError, match=r"node name|store key"):
         zarrx.create_array(store, name=f"g/{name}", shape=(1,), dtype="u1", zarr_format=DRAFT)
-    with pytest.raises(InvalidKeyError, match="node name"):
+    with pytest.raises(InvalidKeyError, match=r"node name|store key"):
         zarrx.create_group(store, path=name, zarr_format=DRAFT)
     assert store.list() == []  # nothing written, not even the entry point
     zarrx.create_group(store, zarr_format=DRAFT)
-    with pytest.raises(InvalidKeyError, match="node name"):
+    with pytest.raises(InvalidKeyError, match=r"node name|store key"):
         zarrx.open(store, path=name)
     assert name not in zarrx.open_group(store)
 
@@ -613,7 +617,8 @@ def test_creating_writes_no_group_documents() -> None:
     assert store.list() == ["data/root/a/b/c/c0", "meta/root/a/b/c.array.json", "zarr.json"]
     for path in ("", "a", "a/b"):
         g = zarrx.open_group(store, path=path)
-        assert g.metadata.implicit and g.zarr_format == DRAFT
+        assert g.metadata.implicit
+        assert g.zarr_format == DRAFT
     assert zarrx.open(store, path="a/b/c").shape == (2,)
     with pytest.raises(NodeTypeError):
         zarrx.open_group(store, path="a/b/c")
@@ -630,8 +635,22 @@ def test_group_creation_through_groups_stays_implicit_above() -> None:
     sub.create_array("arr", shape=(2,), dtype="<f4")
     assert sorted(k for k in store.list() if k.startswith("meta/")) == [
         "meta/root.group.json", "meta/root/p/q.group.json", "meta/root/p/q/arr.array.json"]
-    assert root["p"].metadata.implicit and not root["p/q"].metadata.implicit
+    assert root["p"].metadata.implicit
+    assert not root["p/q"].metadata.implicit
     assert root["p/q/arr"].zarr_format == DRAFT
+
+
+def test_creating_a_group_at_an_implicit_group_keeps_members() -> None:
+    store = MemoryStore()
+    zarrx.create_array(store, name="a/b", shape=(1,), dtype="u1", zarr_format=DRAFT)
+    g = zarrx.create_group(store, path="a", zarr_format=DRAFT, attributes={"k": 1})
+    assert not g.metadata.implicit
+    assert sorted(g.array_keys()) == ["b"]
+    with pytest.raises(zarrx.errors.NodeExistsError):
+        zarrx.create_group(store, path="a", zarr_format=DRAFT)  # explicit now
+    zarrx.create_array(store, name="c/d", shape=(1,), dtype="u1", zarr_format=DRAFT)
+    with pytest.raises(zarrx.errors.NodeExistsError):
+        zarrx.create_array(store, name="c", shape=(1,), dtype="u1", zarr_format=DRAFT)
 
 
 def test_attributes_make_an_implicit_group_explicit() -> None:
@@ -642,7 +661,8 @@ def test_attributes_make_an_implicit_group_explicit() -> None:
     assert json.loads(store.get("meta/root/a.group.json")) == {
         "attributes": {"title": "now explicit"}}
     again = zarrx.open_group(store, path="a")
-    assert not again.metadata.implicit and dict(again.attrs) == {"title": "now explicit"}
+    assert not again.metadata.implicit
+    assert dict(again.attrs) == {"title": "now explicit"}
 
 
 def test_existence_order() -> None:
@@ -675,7 +695,8 @@ def test_children_are_discovered_with_list_dir() -> None:
     store.calls.clear()
     members = dict(foo.members())
     assert sorted(members) == ["bar", "baz"]
-    assert not members["bar"].metadata.implicit and members["baz"].metadata.implicit
+    assert not members["bar"].metadata.implicit
+    assert members["baz"].metadata.implicit
     assert ("list_dir", "meta/root/foo/") in store.calls
 
 
@@ -708,7 +729,7 @@ def _hierarchy(store: Any) -> None:
 
 def _keys_under(store: Any, *paths: str) -> list[str]:
     return [k for k in store.list() if any(
-        k.startswith(f"{root}/{p}.") or k.startswith(f"{root}/{p}/")
+        k.startswith((f"{root}/{p}.", f"{root}/{p}/"))
         for p in paths for root in ("meta/root", "data/root"))]
 
 
@@ -744,7 +765,8 @@ def test_erase_implicit_group(store_kind: str, tmp_path: Any) -> None:
     del zarrx.open_group(store, mode="r+")["imp"]
     assert set(before) - set(store.list()) == set(_keys_under(MemoryStore(), "imp")) | {
         "meta/root/imp/deep/x.array.json", "data/root/imp/deep/x/c0", "data/root/imp/deep/x/c1"}
-    assert "imp" not in zarrx.open_group(store) and "imp2" in zarrx.open_group(store)
+    assert "imp" not in zarrx.open_group(store)
+    assert "imp2" in zarrx.open_group(store)
 
 
 def test_erasing_the_last_child_removes_an_implicit_parent() -> None:
@@ -816,7 +838,7 @@ def test_compressor_uris() -> None:
     with pytest.raises(MetadataError, match="one compressor"):
         zarrx.create_array(store, name="two", shape=(1,), dtype="u1", zarr_format=DRAFT,
                            compressors=[numcodecs.GZip(), numcodecs.Zstd()])
-    with pytest.raises(MetadataError, match="no Zarr v3.0 draft URI"):
+    with pytest.raises(MetadataError, match=r"no Zarr v3\.0 draft URI"):
         zarrx.create_array(store, name="crc", shape=(1,), dtype="u1", zarr_format=DRAFT,
                            compressors={"name": "crc32c"})
 
@@ -825,7 +847,7 @@ def test_unknown_compressor() -> None:
     store = draft_store()
     put(store, "meta/root/a.array.json", array_doc(
         compressor={"codec": "https://example.org/codec/magic/1.0", "configuration": {}}))
-    with pytest.raises(UnknownCodecError, match="example.org/codec/magic"):
+    with pytest.raises(UnknownCodecError, match=r"example\.org/codec/magic"):
         zarrx.open(store, path="a")
     put(store, "meta/root/b.array.json", array_doc(
         compressor={"codec": "https://purl.org/zarr/spec/codec/nonesuch/1.0"}))
@@ -849,8 +871,8 @@ def test_filters_in_attributes() -> None:
     b = zarrx.open_array(store, path="a", mode="r+")
     assert dict(b.attrs) == {"user": 1}
     np.testing.assert_array_equal(b[...], data)
-    raw = numcodecs.Zstd().decode(store.get("data/root/a/c1"))
-    np.testing.assert_array_equal(np.frombuffer(raw, "<i4"), np.diff(data[5:12]))
+    raw = numcodecs.Zstd().decode(store.get("data/root/a/c1"))  # Delta: first, then steps
+    np.testing.assert_array_equal(np.frombuffer(raw, "<i4"), [data[6], *np.diff(data[6:12])])
     b.attrs["more"] = 2
     assert json.loads(store.get("meta/root/a.array.json"))["attributes"]["filters"]
     with pytest.raises(MetadataError, match="'filters'"):
@@ -891,11 +913,11 @@ def test_unknown_storage_transformer_and_grid() -> None:
     store = draft_store()
     put(store, "meta/root/a.array.json", array_doc(storage_transformers=[
         {"extension": "https://example.org/transformer", "type": "x"}]))
-    with pytest.raises(UnknownExtensionError, match="example.org/transformer"):
+    with pytest.raises(UnknownExtensionError, match=r"example\.org/transformer"):
         zarrx.open(store, path="a")
     put(store, "meta/root/b.array.json", array_doc(
         chunk_grid={"extension": "https://example.org/rectilinear", "type": "rect"}))
-    with pytest.raises(UnknownExtensionError, match="example.org/rectilinear"):
+    with pytest.raises(UnknownExtensionError, match=r"example\.org/rectilinear"):
         zarrx.open(store, path="b")
     put(store, "meta/root/c.array.json", array_doc(shape=[4], chunks=[2, 2]))
     with pytest.raises(MetadataError, match="rank"):
@@ -910,7 +932,8 @@ def test_unknown_storage_transformer_and_grid() -> None:
 def test_api_formats() -> None:
     store = MemoryStore()
     g = zarrx.open_group(store, mode="a", zarr_format=DRAFT)
-    assert g.zarr_format == DRAFT and store.get("meta/root.group.json") is not None
+    assert g.zarr_format == DRAFT
+    assert store.get("meta/root.group.json") is not None
     a = zarrx.open_array(store, mode="w", path="x/y", shape=(3,), dtype="i1",
                          zarr_format=DRAFT)
     assert a.zarr_format == DRAFT
@@ -919,10 +942,11 @@ def test_api_formats() -> None:
         zarrx.open(store, zarr_format=3)
     with pytest.raises(NodeNotFoundError):
         zarrx.open(store, path="x/y", zarr_format=2)
-    assert "x" in g and sorted(g.group_keys()) == ["x"]
+    assert "x" in g
+    assert sorted(g.group_keys()) == ["x"]
     v3 = MemoryStore()
     zarrx.create_group(v3, zarr_format=3)
-    with pytest.raises(MetadataError, match="not a Zarr v3.0 draft entry point"):
+    with pytest.raises(MetadataError, match=r"not a Zarr v3\.0 draft entry point"):
         zarrx.create_array(v3, name="d", shape=(1,), dtype="u1", zarr_format=DRAFT)
     with pytest.raises(MetadataError, match="dimension_names"):
         zarrx.create_array(MemoryStore(), shape=(1,), dtype="u1", zarr_format=DRAFT,

@@ -114,7 +114,8 @@ def test_zarr2_metadata_details(peer_written: dict[str, Any]) -> None:
     assert "filters" not in delta.attrs  # the codecs, not user attributes
     assert root["layout/dot"].metadata.chunk_key((1, 2)) == "c1.2"
     assert root["layout/scalar"].metadata.zero_d_key == "c0"  # zarr-python 2.18's 0-d key
-    assert root["sharded/C"].shards == (4, 6) and root["sharded/C"].chunks == (2, 3)
+    assert root["sharded/C"].shards == (4, 6)
+    assert root["sharded/C"].chunks == (2, 3)
     assert np.isnan(root["fills/f8_nan"].fill_value)
     assert root["fills/f4be_neginf"].fill_value == -np.inf
     assert root["dtypes/C/datetime_ns"].dtype == np.dtype("M8[ns]")

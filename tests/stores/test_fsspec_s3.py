@@ -1,0 +1,381 @@
+"""FsspecStore against a real S3 server: moto in server mode, on 127.0.0.1 only.
+
+The server is started once per session and stopped at the end. A WSGI middleware in front
+of it records every request it serves (method, path, ``Range``, status, start and end
+times), so the tests count real HTTP requests and can see whether they overlapped.
+The same objects are also read over plain ``http://`` from the same server.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import registry
+from zarrx.abc.store import ByteRange
+from zarrx.errors import InvalidKeyError, ReadOnlyError
+from zarrx.stores.fsspec import FsspecStore
+from zarrx.stores.url import store_from_url
+from zarrx.testing.stores import StoreTests
+
+BUCKET = "zarrx-test"
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    query: str
+    range: str | None
+    status: int
+    start: float
+    end: float
+
+
+@dataclass
+class Recorder:
+    """WSGI middleware: records each request; ``delay`` adds latency to data reads."""
+
+    app: Any
+    records: list[Request] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    delay: float = 0.0
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        start = time.perf_counter()
+        statuses: list[str] = []
+
+        def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
+            statuses.append(status)
+            return start_response(status, headers, exc_info)
+
+        is_read = environ["REQUEST_METHOD"] == "GET" and not environ.get("QUERY_STRING")
+        if self.delay and is_read:
+            time.sleep(self.delay)  # an object store's latency: visible only if overlapped
+        try:
+            return self.app(environ, capture)
+        finally:
+            request = Request(
+                method=environ["REQUEST_METHOD"],
+                path=environ.get("PATH_INFO", ""),
+                query=environ.get("QUERY_STRING", ""),
+                range=environ.get("HTTP_RANGE"),
+                status=int(statuses[0].split()[0]) if statuses else 0,
+                start=start,
+                end=time.perf_counter(),
+            )
+            with self.lock:
+                self.records.append(request)
+
+    @contextmanager
+    def watch(self, delay: float = 0.0) -> Iterator[list[Request]]:
+        """The requests served inside the block (with ``delay`` on each data read)."""
+        seen: list[Request] = []
+        with self.lock:
+            first = len(self.records)
+        self.delay = delay
+        try:
+            yield seen
+        finally:
+            self.delay = 0.0
+            with self.lock:
+                seen.extend(self.records[first:])
+
+
+@dataclass(frozen=True)
+class S3Server:
+    endpoint: str
+    recorder: Recorder
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """storage_options reaching this server, as a user would pass them."""
+        return {
+            "endpoint_url": self.endpoint,
+            "key": "testing",
+            "secret": "testing",
+            "config_kwargs": {
+                "connect_timeout": 5,
+                "read_timeout": 30,
+                "retries": {"max_attempts": 2},
+            },
+        }
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[S3Server]:
+    """A moto S3 server on 127.0.0.1 with one bucket, for the whole session."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        assert host == "127.0.0.1"
+        wsgi = server._server  # werkzeug's server: put the recorder in front of moto's app
+        recorder = Recorder(wsgi.app)
+        wsgi.app = recorder
+        s3 = S3Server(f"http://127.0.0.1:{port}", recorder)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("NO_PROXY", "127.0.0.1")
+            patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+            import s3fs
+
+            fs = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
+            fs.mkdir(BUCKET)
+            yield s3
+    finally:
+        server.stop()
+
+
+def _url(*parts: str) -> str:
+    return "s3://" + "/".join((BUCKET, *parts))
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A fresh prefix in the bucket for one test."""
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+# -- the store contract ------------------------------------------------------------------
+
+
+class TestS3Store(StoreTests):
+    @pytest.fixture
+    def store(self, s3: S3Server, prefix: str) -> FsspecStore:
+        return FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+
+
+def test_s3_scheme_resolves_through_the_registry(s3: S3Server, prefix: str) -> None:
+    assert registry.stores.get("s3") is FsspecStore
+    store = store_from_url(_url(prefix), read_only=False, storage_options=s3.options)
+    assert isinstance(store, FsspecStore)
+    assert store.batched_reads
+    assert store.path == f"{BUCKET}/{prefix}"
+    store.set("k", b"v")
+    assert store_from_url(_url(prefix), read_only=True, storage_options=s3.options).get("k") == b"v"
+
+
+def test_credentials_pass_through_storage_options(s3: S3Server, prefix: str) -> None:
+    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    assert store.fs.key == "testing"
+    assert store.fs.client_kwargs.get("endpoint_url", s3.endpoint) == s3.endpoint
+    wrong = {**s3.options, "endpoint_url": "http://127.0.0.1:9"}  # nothing listens there
+    with pytest.raises(OSError, match="k"):
+        FsspecStore.from_url(_url(prefix), storage_options=wrong).get("k")
+
+
+def test_invalid_keys_send_no_request(s3: S3Server, prefix: str) -> None:
+    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    with s3.recorder.watch() as requests:
+        for key in ("../x", "/a", "a//b", ""):
+            for operation in (
+                lambda: store.get(key),
+                lambda: store.get_many([("fine", None), (key, None)]),
+                lambda: store.set(key, b"v"),
+                lambda: store.erase(key),
+            ):
+                with pytest.raises(InvalidKeyError):
+                    operation()
+        with pytest.raises(InvalidKeyError):
+            store.get("fine", ByteRange(0, -1))
+    assert requests == []
+
+
+def test_read_only_sends_no_write(s3: S3Server, prefix: str) -> None:
+    writer = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    writer.set("a/b", b"v")
+    reader = FsspecStore.from_url(_url(prefix), read_only=True, storage_options=s3.options)
+    with s3.recorder.watch() as requests:
+        for operation in (
+            lambda: reader.set("a/b", b"new"),
+            lambda: reader.set_many([("x", b"new")]),
+            lambda: reader.erase("a/b"),
+            lambda: reader.erase_prefix(""),
+        ):
+            with pytest.raises(ReadOnlyError):
+                operation()
+    assert requests == []
+    assert writer.get("a/b") == b"v"
+
+
+def test_ranges_are_single_requests(s3: S3Server, prefix: str) -> None:
+    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    value = bytes(range(256)) * 4
+    store.set("v", value)
+    with s3.recorder.watch() as requests:
+        assert store.get("v") == value
+        assert store.get("v", ByteRange(10, 5)) == value[10:15]
+        assert store.get("v", ByteRange(-16)) == value[-16:]
+        assert store.get("v", ByteRange(-16, 4)) == value[-16:-12]
+        assert store.get("absent") is None
+    assert [(r.method, r.range, r.status) for r in requests] == [
+        ("GET", None, 200),
+        ("GET", "bytes=10-14", 206),
+        ("GET", "bytes=-16", 206),
+        ("GET", "bytes=-16", 206),
+        ("GET", None, 404),
+    ]
+
+
+def test_other_clients_writes_are_listed(s3: S3Server, prefix: str) -> None:
+    import s3fs
+
+    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    store.set("a/zarr.json", b"{}")
+    assert store.list_dir("") == ([], ["a/"])
+    other = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
+    other.pipe_file(f"{BUCKET}/{prefix}/b/zarr.json", b"{}")
+    other.pipe_file(f"{BUCKET}/{prefix}/c", b"c")
+    assert store.list_dir("") == (["c"], ["a/", "b/"])
+    assert store.list() == ["a/zarr.json", "b/zarr.json", "c"]
+    other.rm_file(f"{BUCKET}/{prefix}/c")
+    assert store.list_dir("") == ([], ["a/", "b/"])
+
+
+def test_erase_prefix_spares_keys_with_glob_characters(s3: S3Server, prefix: str) -> None:
+    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    for key in ("a*/x", "a*/y", "ab/x", "a[b]/x", "a?/x"):
+        store.set(key, b"v")
+    store.erase_prefix("a*/")
+    store.erase("a?")
+    assert store.list() == ["a?/x", "a[b]/x", "ab/x"]
+
+
+def test_pickle(s3: S3Server, prefix: str) -> None:
+    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    store.set("k", b"v")
+    again = pickle.loads(pickle.dumps(store))
+    assert again == store
+    assert again.get("k") == b"v"
+    assert again.get_many([("k", ByteRange(-1))]) == [b"v"]
+
+
+# -- arrays on S3 ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_array_round_trip(s3: S3Server, prefix: str, zarr_format: int) -> None:
+    url = _url(prefix, "a.zarr")
+    data = np.arange(37 * 29, dtype="<f8").reshape(37, 29) / 7
+    a = zarrx.create_array(url, shape=data.shape, dtype=data.dtype, chunks=(10, 8),
+                           zarr_format=zarr_format, storage_options=s3.options)
+    a[...] = data
+    a[3:5, 2] = -1.0
+    data[3:5, 2] = -1.0
+    b = zarrx.open_array(url, mode="r", storage_options=s3.options)
+    assert isinstance(b.store, FsspecStore)
+    assert b.read_only
+    np.testing.assert_array_equal(b[...], data)
+    np.testing.assert_array_equal(b[::3, -5:], data[::3, -5:])
+    np.testing.assert_array_equal(b.oindex[[0, 36], [1, 28]], data[np.ix_([0, 36], [1, 28])])
+    with pytest.raises(ReadOnlyError):
+        b[0, 0] = 1.0
+    keys = FsspecStore.from_url(url, storage_options=s3.options).list()
+    assert len([k for k in keys if k.startswith("c/") or k[0].isdigit()]) == 4 * 4
+
+
+def test_sharded_array_round_trip_read_by_zarr_python(s3: S3Server, prefix: str) -> None:
+    import zarr
+
+    url = _url(prefix, "s.zarr")
+    data = np.random.default_rng(1).integers(0, 1000, (64, 48), dtype="<i4")
+    a = zarrx.create_array(url, shape=data.shape, dtype=data.dtype, chunks=(8, 8),
+                           shards=(32, 24), storage_options=s3.options)
+    a[...] = data
+    np.testing.assert_array_equal(zarrx.open_array(url, storage_options=s3.options)[...], data)
+    peer = zarr.open_array(url, mode="r", storage_options=s3.options)
+    np.testing.assert_array_equal(peer[...], data)
+
+
+def _hierarchy(url: str, s3: S3Server) -> dict[str, np.ndarray]:
+    g = zarrx.create_group(url, attributes={"title": "t"}, storage_options=s3.options)
+    arrays = {}
+    for i, name in enumerate(["x", "y", "sub/z"]):
+        data = np.arange(20, dtype="i2") * (i + 1)
+        g.create_array(name, shape=(20,), dtype="i2", chunks=(20,))[...] = data
+        arrays[name] = data
+    zarrx.consolidate_metadata(url, storage_options=s3.options)
+    return arrays
+
+
+def test_consolidated_open_is_one_get(s3: S3Server, prefix: str) -> None:
+    url = _url(prefix, "h.zarr")
+    arrays = _hierarchy(url, s3)
+    with s3.recorder.watch() as requests:
+        g = zarrx.open_consolidated(url, mode="r", zarr_format=3, storage_options=s3.options)
+        members = dict(g.members(max_depth=None))
+        shapes = {name: node.shape for name, node in members.items() if hasattr(node, "shape")}
+        assert g.attrs["title"] == "t"
+    assert shapes == {"x": (20,), "y": (20,), "sub/z": (20,)}
+    found = [r for r in requests if r.status == 200]
+    assert [(r.method, r.path) for r in found] == [("GET", f"/{BUCKET}/{prefix}/h.zarr/zarr.json")]
+    # Nothing but metadata documents was asked for: no listing, no HEAD, no chunk.
+    assert all(r.method == "GET" and not r.query for r in requests)
+    assert all(r.path.rsplit("/", 1)[-1] in ("zarr.json", ".zmetadata") for r in requests)
+    np.testing.assert_array_equal(members["sub/z"][...], arrays["sub/z"])
+
+
+def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, prefix: str) -> None:
+    url = _url(prefix, "shard.zarr")
+    data = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
+    a = zarrx.create_array(url, shape=(64, 64), dtype="u2", chunks=(8, 8), shards=(64, 64),
+                           compressors=None, storage_options=s3.options)
+    a[...] = data
+    b = zarrx.open_array(url, mode="r", storage_options=s3.options)
+    delay = 0.2
+    with s3.recorder.watch(delay=delay) as requests:
+        start = time.perf_counter()
+        got = b[8:16, :]  # one row of 8 inner chunks, all in shard c/0/0
+        elapsed = time.perf_counter() - start
+    np.testing.assert_array_equal(got, data[8:16, :])
+    shard = f"/{BUCKET}/{prefix}/shard.zarr/c/0/0"
+    assert all(r.path == shard and r.method == "GET" for r in requests)
+    index, *inner = requests[0], *requests[1:]
+    assert index.range == f"bytes=-{64 * 16 + 4}"  # the index: 64 entries + crc32c, a suffix
+    assert len(inner) == 8
+    assert all(r.status == 206 and r.range for r in inner)
+    chunk_bytes = 8 * 8 * 2
+    starts = sorted(int(r.range.removeprefix("bytes=").split("-")[0]) for r in inner)
+    assert starts == [chunk_bytes * (8 + i) for i in range(8)]  # row 1 of the 8x8 grid
+    # Concurrent: every inner read began before the first of them ended...
+    assert max(r.start for r in inner) < min(r.end for r in inner)
+    # ...so the nine requests took about two latencies, not nine.
+    assert elapsed < 5 * delay
+
+
+def test_http_reads_a_consolidated_hierarchy(s3: S3Server, prefix: str) -> None:
+    url = _url(prefix, "web.zarr")
+    arrays = _hierarchy(url, s3)
+    http_url = f"{s3.endpoint}/{BUCKET}/{prefix}/web.zarr"
+    g = zarrx.open_group(http_url, mode="r")
+    store = g.store
+    assert isinstance(store, FsspecStore)
+    assert store.read_only
+    assert not store.writeable
+    assert not store.listable
+    for name, data in arrays.items():
+        np.testing.assert_array_equal(g[name][...], data)
+    assert store.get("x/zarr.json", ByteRange(0, 1)) == b"{"
+    assert store.get("absent") is None
+    with pytest.raises(ReadOnlyError):
+        store.set("x/zarr.json", b"{}")
+    with pytest.raises(TypeError, match="listings"):
+        store.list_dir("")
+    writable = FsspecStore.from_url(http_url, read_only=False)
+    assert writable.read_only  # read-only because the protocol is
+    with pytest.raises(ReadOnlyError):
+        zarrx.create_array(http_url + "/new", shape=(2,), dtype="i1")

@@ -1,0 +1,373 @@
+"""FsspecStore: object stores and web servers through fsspec (``s3://``, ``gs://``, ``http(s)://``).
+
+A high-latency store, so it sets ``batched_reads``: the engine hands it whole batches of
+chunk reads, and :meth:`FsspecStore.get_many` issues them at once on fsspec's event loop
+(``asyncio.gather`` over the filesystem's async ``_cat_file``, at most ``max_concurrency``
+in flight). A byte range is one ranged GET (``Range: bytes=a-b``), a suffix (a shard's
+index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first.
+
+- Options reach the filesystem through ``storage_options`` as in zarr-python:
+  ``FsspecStore.from_url("s3://bucket/x.zarr", storage_options={"endpoint_url": ...,
+  "key": ..., "secret": ...})``. Synchronous filesystems are wrapped with fsspec's
+  ``AsyncFileSystemWrapper``, so every backend runs through the same code.
+- ``list_dir`` is one delimiter listing (``fs._ls`` of the prefix); ``list`` and
+  ``list_prefix`` are one recursive listing (``fs._find``). Listings are not cached on
+  ``s3``/``gs`` (``use_listings_cache=False`` unless given), so writers in other
+  processes are seen.
+- ``http``/``https`` are read-only and not listable (HTTP has neither writes nor
+  listings): open a consolidated hierarchy there. The server must honour ``Range``.
+- Keys are validated before any request; deletions name each key (``erase_prefix`` lists
+  then deletes, in bulk on S3), never a glob pattern.
+
+>>> FsspecStore.from_url("https://example.org/data.zarr")  # no request until a read
+FsspecStore('https://example.org/data.zarr', read_only=True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from zarrx.abc.store import ByteRange, Store
+from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
+
+#: Protocols whose data cannot be written or listed.
+READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
+#: Protocols whose listings fsspec would otherwise cache for the life of the filesystem.
+_NO_LISTINGS_CACHE = frozenset({"s3", "s3a", "gs", "gcs"})
+_S3_BULK_DELETE = 1000  # the most keys one DeleteObjects request may name
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
+    if type(value) is bytes:
+        return value
+    return memoryview(value).tobytes()  # TypeError for str, int ... before any request
+
+
+def _check_range(byte_range: ByteRange | None, key: str) -> None:
+    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
+        raise InvalidKeyError(
+            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
+        )
+
+
+class FsspecStore(Store):
+    """A store on any fsspec filesystem, under the directory (or bucket prefix) ``path``."""
+
+    batched_reads = True
+
+    def __init__(
+        self,
+        fs: Any,
+        path: str = "",
+        *,
+        read_only: bool = False,
+        max_concurrency: int = 64,
+    ) -> None:
+        if getattr(fs, "asynchronous", False):
+            raise TypeError(
+                f"{fs!r} was made with asynchronous=True; FsspecStore runs its own calls on "
+                "fsspec's event loop: pass a filesystem made with asynchronous=False"
+            )
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
+        protocols = _protocols(fs)
+        web = bool(READ_ONLY_PROTOCOLS & set(protocols))
+        super().__init__(read_only=read_only or web)
+        self.writeable = not web
+        self.listable = not web
+        self.fs = fs
+        self.path = fs._strip_protocol(path).rstrip("/") if path else ""
+        self.max_concurrency = max_concurrency
+        self._protocol = protocols[0]
+        self._afs: Any = None
+        # s3fs reads a whole object with a HEAD first (to split big ones); one GET is enough.
+        parameters = inspect.signature(type(fs)._cat_file).parameters if fs.async_impl else {}
+        self._whole = {"max_concurrency": 1} if "max_concurrency" in parameters else {}
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        read_only: bool = False,
+        storage_options: dict[str, Any] | None = None,
+    ) -> FsspecStore:
+        """``s3://bucket/path``, ``gs://bucket/path``, ``https://host/path`` ...
+
+        ``storage_options`` go to the fsspec filesystem (credentials, ``endpoint_url``,
+        ``anon`` ...); ``max_concurrency`` among them is taken by the store.
+        """
+        try:
+            from fsspec.core import url_to_fs
+        except ImportError as error:  # pragma: no cover - fsspec is a test dependency
+            raise ImportError(f"opening {url!r} needs fsspec: pip install fsspec") from error
+        options = dict(storage_options or {})
+        max_concurrency = options.pop("max_concurrency", 64)
+        if options.get("asynchronous"):
+            raise TypeError("storage_options: asynchronous=True is not supported")
+        scheme = url.partition("://")[0].lower()
+        if scheme in _NO_LISTINGS_CACHE:
+            options.setdefault("use_listings_cache", False)
+        fs, path = url_to_fs(url, **options)
+        return cls(fs, path, read_only=read_only, max_concurrency=max_concurrency)
+
+    def with_read_only(self, read_only: bool = False) -> FsspecStore:
+        """The same location with the given ``read_only``."""
+        return type(self)(
+            self.fs, self.path, read_only=read_only, max_concurrency=self.max_concurrency
+        )
+
+    # -- plumbing ---------------------------------------------------------------------
+    @property
+    def _async_fs(self) -> Any:
+        """The filesystem's async interface (a thread-backed wrapper for sync ones)."""
+        if self._afs is None:
+            if self.fs.async_impl:
+                self._afs = self.fs
+            else:
+                from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+
+                self._afs = AsyncFileSystemWrapper(self.fs, asynchronous=False)
+        return self._afs
+
+    def _run(self, coroutine_function: Any, *args: Any) -> Any:
+        """Run a coroutine of this store on fsspec's event loop and wait for it."""
+        from fsspec.asyn import sync
+
+        return sync(self._async_fs.loop, coroutine_function, *args)
+
+    def _full(self, key: str) -> str:
+        validate_key(key)
+        return f"{self.path}/{key}" if self.path else key
+
+    def _directory(self, prefix: str) -> str:
+        validate_prefix(prefix)
+        if prefix == "":
+            return self.path
+        return f"{self.path}/{prefix[:-1]}" if self.path else prefix[:-1]
+
+    def _check_listable(self, what: str) -> None:
+        if not self.listable:
+            raise TypeError(
+                f"{self!r} cannot {what}: {self._protocol}:// has no listings "
+                "(open a hierarchy with consolidated metadata instead)"
+            )
+
+    def _error(self, action: str, key: str, error: BaseException) -> StoreError:
+        return StoreError(f"cannot {action} key {key!r} in {self!r}: {error}")
+
+    async def _gather(self, coroutines: Sequence[Any]) -> list[Any]:
+        """Await all, at most ``max_concurrency`` at once; the first error is raised after
+        every request has finished (nothing is left running behind the caller)."""
+        if not coroutines:
+            return []
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+
+        async def bounded(coroutine: Any) -> Any:
+            async with semaphore:
+                return await coroutine
+
+        results = await asyncio.gather(*map(bounded, coroutines), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
+
+    # -- readable ---------------------------------------------------------------------
+    async def _size(self, path: str) -> int | None:
+        """The size of the value at ``path``; ``None`` if there is none."""
+        try:
+            info = await self._async_fs._info(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if info.get("type", "file") != "file":
+            return None
+        return int(info["size"])
+
+    async def _read(self, path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
+        fs = self._async_fs
+        try:
+            if byte_range is None:
+                return bytes(await fs._cat_file(path, **self._whole))
+            start, length = byte_range.start, byte_range.length
+            if length == 0:
+                return b"" if await self._size(path) is not None else None
+            if start >= 0:
+                end = None if length is None else start + length
+                data = await fs._cat_file(path, start=start, end=end)
+                if length is not None and len(data) > length:  # the server ignored Range
+                    data = data[start : start + length]
+            else:  # a suffix: one request for the last -start bytes
+                data = await fs._cat_file(path, start=start)
+                if len(data) > -start:  # the server ignored Range
+                    data = data[start:]
+                if length is not None:
+                    data = data[:length]
+            return bytes(data)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except Exception as error:
+            if byte_range is not None:
+                # A range wholly past the end, or any range of an empty value, is refused
+                # by HTTP servers (416): the answer is b"" if the value exists.
+                size = await self._size(path)
+                if size is None:
+                    return None
+                begin, stop = resolve_byte_range(byte_range, size, key)
+                if begin >= stop:
+                    return b""
+            raise self._error("read", key, error) from error
+
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        path = self._full(key)
+        _check_range(byte_range, key)
+        return self._run(self._read, path, byte_range, key)
+
+    def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
+        """All requests at once, concurrently (one event-loop round trip)."""
+        jobs = []
+        for key, byte_range in requests:  # refuse a bad batch before any request
+            jobs.append((self._full(key), byte_range, key))
+            _check_range(byte_range, key)
+        if not jobs:
+            return []
+        return self._run(self._read_all, jobs)
+
+    async def _read_all(self, jobs: list[tuple[str, ByteRange | None, str]]) -> list[Any]:
+        return await self._gather([self._read(*job) for job in jobs])
+
+    def exists(self, key: str) -> bool:
+        return self._run(self._size, self._full(key)) is not None
+
+    # -- writeable --------------------------------------------------------------------
+    async def _write(self, path: str, data: bytes, key: str) -> None:
+        try:
+            await self._async_fs._pipe_file(path, data)
+        except Exception as error:
+            raise self._error("write", key, error) from error
+
+    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        path = self._full(key)
+        self._check_writable(key)
+        self._run(self._write, path, _to_bytes(value), key)
+
+    def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
+        jobs = []
+        for key, value in items:
+            path = self._full(key)
+            self._check_writable(key)
+            jobs.append((path, _to_bytes(value), key))
+        if jobs:
+            self._run(self._write_all, jobs)
+
+    async def _write_all(self, jobs: list[tuple[str, bytes, str]]) -> None:
+        await self._gather([self._write(*job) for job in jobs])
+
+    async def _remove(self, path: str, key: str) -> None:
+        try:
+            await self._async_fs._rm_file(path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            pass  # absent, or a prefix rather than a key
+        except Exception as error:
+            raise self._error("erase", key, error) from error
+
+    def erase(self, key: str) -> None:
+        path = self._full(key)
+        self._check_writable(key)
+        self._run(self._remove, path, key)
+
+    def erase_prefix(self, prefix: str) -> None:
+        directory = self._directory(prefix)
+        self._check_writable(prefix)
+        self._check_listable("erase a prefix")
+        self._run(self._remove_below, directory, prefix)
+
+    async def _remove_below(self, directory: str, prefix: str) -> None:
+        paths = await self._find(directory)
+        bulk = getattr(self._async_fs, "_bulk_delete", None)  # s3fs: 1000 keys a request
+        try:
+            if bulk is not None:
+                await self._gather(
+                    [bulk(paths[i : i + _S3_BULK_DELETE])
+                     for i in range(0, len(paths), _S3_BULK_DELETE)]
+                )
+            else:
+                await self._gather([self._remove(path, path) for path in paths])
+        except StoreError:
+            raise
+        except Exception as error:
+            raise self._error("erase", prefix, error) from error
+
+    # -- listable ---------------------------------------------------------------------
+    async def _find(self, directory: str) -> list[str]:
+        """Full paths of the values below ``directory`` (which is never itself a key)."""
+        try:
+            found = await self._async_fs._find(directory, detail=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        head = f"{directory}/" if directory else ""
+        return [p for p in found if p.startswith(head) and is_valid_key(p[len(head) :])]
+
+    def list(self) -> list[str]:
+        return self.list_prefix("")
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        directory = self._directory(prefix)
+        self._check_listable("list keys")
+        head = len(self.path) + 1 if self.path else 0
+        return sorted(p[head:] for p in self._run(self._find, directory))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        directory = self._directory(prefix)
+        self._check_listable("list a directory")
+        entries = self._run(self._ls, directory)
+        head = f"{directory}/" if directory else ""
+        keys: set[str] = set()
+        prefixes: set[str] = set()
+        for entry in entries:
+            name = entry["name"].rstrip("/")
+            if not name.startswith(head):
+                continue  # the listed path itself, when it is a key
+            child = name[len(head) :]
+            if "/" in child or not is_valid_key(child):
+                continue
+            if entry.get("type") == "directory":
+                prefixes.add(prefix + child + "/")
+            else:
+                keys.add(prefix + child)
+        return sorted(keys), sorted(prefixes)
+
+    async def _ls(self, directory: str) -> list[dict[str, Any]]:
+        fs = self._async_fs
+        fs.invalidate_cache(directory)
+        try:
+            return await fs._ls(directory, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    # -- identity ---------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_afs"] = None  # the async view is rebuilt on the other side
+        return state
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FsspecStore):
+            return NotImplemented
+        return (self.fs, self.path, self.read_only) == (other.fs, other.path, other.read_only)
+
+    def __hash__(self) -> int:
+        return hash((type(self.fs), self.path, self.read_only))
+
+    def __repr__(self) -> str:
+        location = self.path if "://" in self.path else f"{self._protocol}://{self.path}"
+        return f"FsspecStore({location!r}{', read_only=True' if self.read_only else ''})"
