@@ -36,7 +36,6 @@ Annotations (``title``, ``description``, ``default``) are ignored, as the standa
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -421,18 +420,25 @@ class _Validator:
     def _best(
         self, value: Any, options: list[Any], results: list[list[str]], where: str
     ) -> list[str]:
-        """Errors of the alternative that came closest (fewest errors, then deepest)."""
-        # An object whose node type is declared is judged by the matching alternative only.
+        """Errors of the alternative the value was most likely meant to be: for objects,
+        the one whose declared ``node_type`` it has, else whose properties it shares most;
+        for other values, one line naming every alternative."""
         if isinstance(value, Mapping):
-            for sub, errs in zip(options, results):
+            scored = []
+            for i, sub in enumerate(options):
                 target = self.resolve(sub["$ref"]) if "$ref" in sub else sub
-                declared = target.get("properties", {}).get("node_type", {}).get("const")
+                props = target.get("properties", {})
+                declared = props.get("node_type", {}).get("const")
                 if declared is not None and value.get("node_type") == declared:
-                    return errs
-        if len(options) > 1 and all(len(e) == 1 and e[0].startswith(where + ":") for e in results):
+                    return results[i]
+                shared = sum(key in props for key in value)
+                missing = sum(key not in value for key in target.get("required", ()))
+                scored.append((-(shared - missing), len(results[i]), i))
+            return results[min(scored)[2]]
+        if all(len(e) == 1 and e[0].startswith(where + ":") for e in results):
             wanted = "; ".join(e[0].split(": ", 1)[1] for e in results)
             return [f"{where}: does not match any allowed form ({wanted})"]
-        return min(results, key=lambda e: (len(e), -max(x.count("/") for x in e)))
+        return min(results, key=len)
 
     def _object(self, value: Mapping[str, Any], schema: Mapping[str, Any], path: str) -> list[str]:
         out: list[str] = []
@@ -518,6 +524,3 @@ def detect_format(doc: Any, *, default: int | None = None) -> int:
         )
     return default
 
-
-def is_finite_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
