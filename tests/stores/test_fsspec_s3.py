@@ -145,7 +145,7 @@ def _url(*parts: str) -> str:
 
 
 @pytest.fixture
-def prefix() -> str:
+def where() -> str:
     """A fresh prefix in the bucket for one test."""
     return f"t-{uuid.uuid4().hex[:12]}"
 
@@ -155,31 +155,31 @@ def prefix() -> str:
 
 class TestS3Store(StoreTests):
     @pytest.fixture
-    def store(self, s3: S3Server, prefix: str) -> FsspecStore:
-        return FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    def store(self, s3: S3Server, where: str) -> FsspecStore:
+        return FsspecStore.from_url(_url(where), storage_options=s3.options)
 
 
-def test_s3_scheme_resolves_through_the_registry(s3: S3Server, prefix: str) -> None:
+def test_s3_scheme_resolves_through_the_registry(s3: S3Server, where: str) -> None:
     assert registry.stores.get("s3") is FsspecStore
-    store = store_from_url(_url(prefix), read_only=False, storage_options=s3.options)
+    store = store_from_url(_url(where), read_only=False, storage_options=s3.options)
     assert isinstance(store, FsspecStore)
     assert store.batched_reads
-    assert store.path == f"{BUCKET}/{prefix}"
+    assert store.path == f"{BUCKET}/{where}"
     store.set("k", b"v")
-    assert store_from_url(_url(prefix), read_only=True, storage_options=s3.options).get("k") == b"v"
+    assert store_from_url(_url(where), read_only=True, storage_options=s3.options).get("k") == b"v"
 
 
-def test_credentials_pass_through_storage_options(s3: S3Server, prefix: str) -> None:
-    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+def test_credentials_pass_through_storage_options(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     assert store.fs.key == "testing"
     assert store.fs.client_kwargs.get("endpoint_url", s3.endpoint) == s3.endpoint
     wrong = {**s3.options, "endpoint_url": "http://127.0.0.1:9"}  # nothing listens there
     with pytest.raises(OSError, match="k"):
-        FsspecStore.from_url(_url(prefix), storage_options=wrong).get("k")
+        FsspecStore.from_url(_url(where), storage_options=wrong).get("k")
 
 
-def test_invalid_keys_send_no_request(s3: S3Server, prefix: str) -> None:
-    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+def test_invalid_keys_send_no_request(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     with s3.recorder.watch() as requests:
         for key in ("../x", "/a", "a//b", ""):
             for operation in (
@@ -195,10 +195,10 @@ def test_invalid_keys_send_no_request(s3: S3Server, prefix: str) -> None:
     assert requests == []
 
 
-def test_read_only_sends_no_write(s3: S3Server, prefix: str) -> None:
-    writer = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+def test_read_only_sends_no_write(s3: S3Server, where: str) -> None:
+    writer = FsspecStore.from_url(_url(where), storage_options=s3.options)
     writer.set("a/b", b"v")
-    reader = FsspecStore.from_url(_url(prefix), read_only=True, storage_options=s3.options)
+    reader = FsspecStore.from_url(_url(where), read_only=True, storage_options=s3.options)
     with s3.recorder.watch() as requests:
         for operation in (
             lambda: reader.set("a/b", b"new"),
@@ -212,8 +212,8 @@ def test_read_only_sends_no_write(s3: S3Server, prefix: str) -> None:
     assert writer.get("a/b") == b"v"
 
 
-def test_ranges_are_single_requests(s3: S3Server, prefix: str) -> None:
-    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+def test_ranges_are_single_requests(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     value = bytes(range(256)) * 4
     store.set("v", value)
     with s3.recorder.watch() as requests:
@@ -231,23 +231,23 @@ def test_ranges_are_single_requests(s3: S3Server, prefix: str) -> None:
     ]
 
 
-def test_other_clients_writes_are_listed(s3: S3Server, prefix: str) -> None:
+def test_other_clients_writes_are_listed(s3: S3Server, where: str) -> None:
     import s3fs
 
-    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     store.set("a/zarr.json", b"{}")
     assert store.list_dir("") == ([], ["a/"])
     other = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
-    other.pipe_file(f"{BUCKET}/{prefix}/b/zarr.json", b"{}")
-    other.pipe_file(f"{BUCKET}/{prefix}/c", b"c")
+    other.pipe_file(f"{BUCKET}/{where}/b/zarr.json", b"{}")
+    other.pipe_file(f"{BUCKET}/{where}/c", b"c")
     assert store.list_dir("") == (["c"], ["a/", "b/"])
     assert store.list() == ["a/zarr.json", "b/zarr.json", "c"]
-    other.rm_file(f"{BUCKET}/{prefix}/c")
+    other.rm_file(f"{BUCKET}/{where}/c")
     assert store.list_dir("") == ([], ["a/", "b/"])
 
 
-def test_erase_prefix_spares_keys_with_glob_characters(s3: S3Server, prefix: str) -> None:
-    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+def test_erase_prefix_spares_keys_with_glob_characters(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     for key in ("a*/x", "a*/y", "ab/x", "a[b]/x", "a?/x"):
         store.set(key, b"v")
     store.erase_prefix("a*/")
@@ -255,8 +255,8 @@ def test_erase_prefix_spares_keys_with_glob_characters(s3: S3Server, prefix: str
     assert store.list() == ["a?/x", "a[b]/x", "ab/x"]
 
 
-def test_pickle(s3: S3Server, prefix: str) -> None:
-    store = FsspecStore.from_url(_url(prefix), storage_options=s3.options)
+def test_pickle(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     store.set("k", b"v")
     again = pickle.loads(pickle.dumps(store))
     assert again == store
@@ -268,8 +268,8 @@ def test_pickle(s3: S3Server, prefix: str) -> None:
 
 
 @pytest.mark.parametrize("zarr_format", [3, 2])
-def test_array_round_trip(s3: S3Server, prefix: str, zarr_format: int) -> None:
-    url = _url(prefix, "a.zarr")
+def test_array_round_trip(s3: S3Server, where: str, zarr_format: int) -> None:
+    url = _url(where, "a.zarr")
     data = np.arange(37 * 29, dtype="<f8").reshape(37, 29) / 7
     a = zarrx.create_array(url, shape=data.shape, dtype=data.dtype, chunks=(10, 8),
                            zarr_format=zarr_format, storage_options=s3.options)
@@ -288,10 +288,10 @@ def test_array_round_trip(s3: S3Server, prefix: str, zarr_format: int) -> None:
     assert len([k for k in keys if k.startswith("c/") or k[0].isdigit()]) == 4 * 4
 
 
-def test_sharded_array_round_trip_read_by_zarr_python(s3: S3Server, prefix: str) -> None:
+def test_sharded_array_round_trip_read_by_zarr_python(s3: S3Server, where: str) -> None:
     import zarr
 
-    url = _url(prefix, "s.zarr")
+    url = _url(where, "s.zarr")
     data = np.random.default_rng(1).integers(0, 1000, (64, 48), dtype="<i4")
     a = zarrx.create_array(url, shape=data.shape, dtype=data.dtype, chunks=(8, 8),
                            shards=(32, 24), storage_options=s3.options)
@@ -312,8 +312,8 @@ def _hierarchy(url: str, s3: S3Server) -> dict[str, np.ndarray]:
     return arrays
 
 
-def test_consolidated_open_is_one_get(s3: S3Server, prefix: str) -> None:
-    url = _url(prefix, "h.zarr")
+def test_consolidated_open_is_one_get(s3: S3Server, where: str) -> None:
+    url = _url(where, "h.zarr")
     arrays = _hierarchy(url, s3)
     with s3.recorder.watch() as requests:
         g = zarrx.open_consolidated(url, mode="r", zarr_format=3, storage_options=s3.options)
@@ -322,15 +322,15 @@ def test_consolidated_open_is_one_get(s3: S3Server, prefix: str) -> None:
         assert g.attrs["title"] == "t"
     assert shapes == {"x": (20,), "y": (20,), "sub/z": (20,)}
     found = [r for r in requests if r.status == 200]
-    assert [(r.method, r.path) for r in found] == [("GET", f"/{BUCKET}/{prefix}/h.zarr/zarr.json")]
+    assert [(r.method, r.path) for r in found] == [("GET", f"/{BUCKET}/{where}/h.zarr/zarr.json")]
     # Nothing but metadata documents was asked for: no listing, no HEAD, no chunk.
     assert all(r.method == "GET" and not r.query for r in requests)
     assert all(r.path.rsplit("/", 1)[-1] in ("zarr.json", ".zmetadata") for r in requests)
     np.testing.assert_array_equal(members["sub/z"][...], arrays["sub/z"])
 
 
-def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, prefix: str) -> None:
-    url = _url(prefix, "shard.zarr")
+def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, where: str) -> None:
+    url = _url(where, "shard.zarr")
     data = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
     a = zarrx.create_array(url, shape=(64, 64), dtype="u2", chunks=(8, 8), shards=(64, 64),
                            compressors=None, storage_options=s3.options)
@@ -342,7 +342,7 @@ def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, prefix
         got = b[8:16, :]  # one row of 8 inner chunks, all in shard c/0/0
         elapsed = time.perf_counter() - start
     np.testing.assert_array_equal(got, data[8:16, :])
-    shard = f"/{BUCKET}/{prefix}/shard.zarr/c/0/0"
+    shard = f"/{BUCKET}/{where}/shard.zarr/c/0/0"
     assert all(r.path == shard and r.method == "GET" for r in requests)
     index, *inner = requests[0], *requests[1:]
     assert index.range == f"bytes=-{64 * 16 + 4}"  # the index: 64 entries + crc32c, a suffix
@@ -357,10 +357,10 @@ def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, prefix
     assert elapsed < 5 * delay
 
 
-def test_http_reads_a_consolidated_hierarchy(s3: S3Server, prefix: str) -> None:
-    url = _url(prefix, "web.zarr")
+def test_http_reads_a_consolidated_hierarchy(s3: S3Server, where: str) -> None:
+    url = _url(where, "web.zarr")
     arrays = _hierarchy(url, s3)
-    http_url = f"{s3.endpoint}/{BUCKET}/{prefix}/web.zarr"
+    http_url = f"{s3.endpoint}/{BUCKET}/{where}/web.zarr"
     g = zarrx.open_group(http_url, mode="r")
     store = g.store
     assert isinstance(store, FsspecStore)

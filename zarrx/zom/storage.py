@@ -1,0 +1,132 @@
+"""ZOMs and stores: snapshot a stored hierarchy, create one, flatten one.
+
+- :func:`from_zarr` reads structure only: one recursive listing of the group
+  (``members(max_depth=None)``), or nothing beyond the root when the group was opened
+  with consolidated metadata.
+- :func:`to_zarr` checks every node first (each array's metadata is built as its format
+  would store it), then creates the nodes, parents first, with :func:`zarrx.create_group`
+  and :func:`zarrx.create_array`. Where a v2/v3 spec holds metadata those functions have
+  no keyword for (e.g. non-default sharding index codecs, a ``null`` v2 fill value, v3
+  extension keys), the node's document is then written exactly as the spec says.
+- :func:`consolidated` flattens a ZOM into consolidated metadata (seed 004).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrx.errors import MetadataError
+from zarrx.metadata import v3_draft
+from zarrx.zom.frozen import json_equal, thaw
+from zarrx.zom.mapping import keywords, metadata_of, node_spec
+from zarrx.zom.model import ArraySpec, GroupSpec, display_path
+
+
+def from_zarr(
+    node: Any, path: str | None = None, *, use_consolidated: bool | None = None
+) -> ArraySpec | GroupSpec:
+    """The ZOM of a stored node: a :class:`zarrx.Array` / :class:`zarrx.Group`, or a store
+    (path, URL, Store) opened read-only at ``path``."""
+    import zarrx
+
+    if not isinstance(node, zarrx.Array | zarrx.Group):
+        node = zarrx.open(node, mode="r", path=path, use_consolidated=use_consolidated)
+    if isinstance(node, zarrx.Array):
+        return node_spec(node.metadata)
+    entries = node.consolidated
+    if entries is None:
+        entries = {name: member.metadata for name, member in node.members(max_depth=None)}
+    flat: dict[str, ArraySpec | GroupSpec] = {"": node_spec(node.metadata)}
+    for rel in sorted(entries):
+        flat[rel] = node_spec(entries[rel])
+    return GroupSpec.from_flat(flat)
+
+
+def _target_format(spec: ArraySpec | GroupSpec, zarr_format: Any) -> Any:
+    if zarr_format is None:
+        return spec.zarr_format
+    if zarr_format == spec.zarr_format:
+        return zarr_format
+    if zarr_format == v3_draft.FORMAT and spec.zarr_format == 3:
+        return zarr_format
+    raise MetadataError(
+        f"a v{spec.zarr_format} spec cannot be written as zarr_format {zarr_format!r}; "
+        f"map it first (spec.to_v2() / spec.to_v3())"
+    )
+
+
+def _nodes(spec: ArraySpec | GroupSpec) -> list[tuple[str, ArraySpec | GroupSpec]]:
+    if isinstance(spec, GroupSpec):
+        return list(spec.to_flat().items())
+    return [("", spec)]
+
+
+def to_zarr(
+    spec: ArraySpec | GroupSpec, store: Any, path: str | None = None, *,
+    overwrite: bool = False, zarr_format: Any = None,
+) -> Any:
+    """Create the hierarchy ``spec`` describes; returns the created root node."""
+    import zarrx
+    from zarrx.creation import array_metadata
+    from zarrx.metadata.io import normalize_path, write_node
+    from zarrx.stores.url import make_store
+
+    fmt = _target_format(spec, zarr_format)
+    root = normalize_path(path)
+    plan = []
+    for rel, node in _nodes(spec):
+        where = display_path(rel)
+        meta = metadata_of(node, rel)  # validates the document as its format stores it
+        kw = None
+        if isinstance(node, ArraySpec):
+            kw = keywords(meta, fmt, where=where)
+            array_metadata(zarr_format=fmt, where=where, **kw)  # fails here, before writing
+        plan.append((rel, node, meta, kw))
+
+    s = make_store(store, mode="w" if overwrite else "a")
+    for rel, node, meta, kw in plan:
+        full = "/".join(p for p in (root, rel) if p)
+        first = rel == ""
+        if kw is None:
+            made = zarrx.create_group(
+                s, full, attributes=thaw(node.attributes), zarr_format=fmt,
+                overwrite=overwrite and first,
+            )
+        else:
+            made = zarrx.create_array(s, full, zarr_format=fmt, overwrite=overwrite and first,
+                                      **kw)
+        if fmt in (2, 3) and not json_equal(node_spec(made.metadata).to_json(),
+                                            node._node_json()):
+            write_node(s, full, meta)  # what the keywords could not say, as the spec says it
+    return zarrx.open(s, mode="r+", path=root)
+
+
+def consolidated(spec: GroupSpec) -> dict[str, Any]:
+    """Consolidated metadata as the flattening of a ZOM (seed 004's suggestion)."""
+    flat = spec.to_flat()
+    if spec.zarr_format == 3:
+        metadata = {}
+        for path in sorted(p for p in flat if p):
+            node = flat[path]
+            if isinstance(node, GroupSpec):
+                metadata[path] = {
+                    "zarr_format": 3, "node_type": "group", "attributes": thaw(node.attributes),
+                    **thaw(node.properties),
+                    "consolidated_metadata": {
+                        "kind": "inline", "must_understand": False, "metadata": {}
+                    },
+                }
+            else:
+                metadata[path] = node.to_json()
+        return {"kind": "inline", "must_understand": False, "metadata": metadata}
+    documents: dict[str, Any] = {".zgroup": {"zarr_format": 2}, ".zattrs": thaw(spec.attributes)}
+    for path in sorted(p for p in flat if p):
+        node = flat[path]
+        if isinstance(node, GroupSpec):
+            documents[f"{path}/.zgroup"] = {"zarr_format": 2}
+        else:
+            doc = node.to_json()
+            doc.pop("attributes")
+            documents[f"{path}/.zarray"] = doc
+        documents[f"{path}/.zattrs"] = thaw(node.attributes)
+    return {"zarr_consolidated_format": 1, "metadata": documents}
