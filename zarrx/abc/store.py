@@ -9,6 +9,7 @@ writes) or :class:`TypeError`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ class Store(ABC):
     #: High-latency stores set this: the engine then fetches chunks with ``get_many``
     #: batches; otherwise each worker reads its own chunk (less memory in flight).
     batched_reads: bool = False
+    #: Stores whose :meth:`lock` really excludes other writers (threads and processes).
+    supports_locking: bool = False
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -87,6 +90,11 @@ class Store(ABC):
         ``prefix`` is ``""`` or ends in ``/``. Returned keys and prefixes are full keys;
         prefixes end in ``/``.
         """
+
+    def lock(self, key: str) -> AbstractContextManager[None]:
+        """Hold an exclusive lock on ``key`` for a read-modify-write. Stores that cannot lock
+        return a no-op: concurrent partial writes to one chunk may then lose updates."""
+        return nullcontext()
 
     # -- helpers --------------------------------------------------------------------
     def _check_writable(self, key: str) -> None:

@@ -24,25 +24,52 @@ def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
 
 
 def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:
-    """Write ``value`` (shape = selection counts, native dtype) into the chunks."""
+    """Write ``value`` (shape = selection counts, native dtype) into the chunks.
+
+    Partly covered chunks are read, modified and written back. On stores that can lock
+    (a local directory), that happens under the chunk's lock, so writers in other threads
+    or processes updating other parts of the same chunk (or shard) lose nothing; elsewhere
+    the old values are fetched in one batch up front.
+    """
     write_empty = config.get("write_empty_chunks")
+    locking = cs.store.supports_locking
     it = iter(projections)
     while batch := list(itertools.islice(it, config.get("batch_chunks"))):
         keys = [cs.key(p.coords) for p in batch]
-        partly = [k for k, p in zip(keys, batch) if not p.complete]
-        old = dict(zip(partly, cs.store.get_many([(k, None) for k in partly])))
-        items = [(p, k, old.get(k)) for p, k in zip(batch, keys)]
-        run_all(partial(_update, cs, value, write_empty), items)
+        old: dict[str, bytes | None] = {}
+        if not locking:
+            partly = [k for k, p in zip(keys, batch) if not p.complete]
+            old = dict(zip(partly, cs.store.get_many([(k, None) for k in partly])))
+        items = [(p, k, old) for p, k in zip(batch, keys)]
+        run_all(partial(_update, cs, value, write_empty, locking), items)
 
 
 def _update(
     cs: ChunkStore,
     value: np.ndarray,
     write_empty: bool,
-    item: tuple[ChunkProjection, str, bytes | None],
+    locking: bool,
+    item: tuple[ChunkProjection, str, dict[str, bytes | None]],
+) -> None:
+    p, key, old = item
+    if p.complete:
+        _store_chunk(cs, value, write_empty, p, key, None)
+    elif locking:
+        with cs.store.lock(key):
+            _store_chunk(cs, value, write_empty, p, key, cs.store.get(key))
+    else:
+        _store_chunk(cs, value, write_empty, p, key, old.get(key))
+
+
+def _store_chunk(
+    cs: ChunkStore,
+    value: np.ndarray,
+    write_empty: bool,
+    p: ChunkProjection,
+    key: str,
+    existing: bytes | None,
 ) -> None:
     """Build one chunk (from its old value when only partly covered) and store it."""
-    p, key, existing = item
     spec = cs.spec(p.coords)
     chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
     if existing is not None:

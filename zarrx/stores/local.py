@@ -89,6 +89,11 @@ def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
         raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
 
 
+#: Lock files for read-modify-write live here; the name starts with TEMP_PREFIX, so it is
+#: never a valid key and never listed.
+LOCK_DIR = TEMP_PREFIX + "locks"
+
+
 class LocalStore(Store):
     """A directory store: key ``"a/b/c"`` is the file ``root/a/b/c``."""
 
@@ -236,6 +241,29 @@ class LocalStore(Store):
                 return  # a directory is a prefix, not a key
             raise StoreError(f"cannot erase key {key!r} at {path!r}: {error}") from error
         self._prune(os.path.dirname(path))
+
+    supports_locking = os.name == "posix"
+
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        """An ``flock`` on a lock file kept beside the data, in a directory that is never
+        a key (so never listed): excludes other threads and processes on this machine."""
+        validate_key(key)
+        if not self.supports_locking:
+            yield
+            return
+        import fcntl
+        import hashlib
+
+        directory = os.path.join(self._root, LOCK_DIR)
+        os.makedirs(directory, exist_ok=True)
+        name = hashlib.sha1(key.encode()).hexdigest() + ".lock"
+        fd = os.open(os.path.join(directory, name), os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def erase_prefix(self, prefix: str) -> None:
         import shutil
