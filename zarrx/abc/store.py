@@ -9,8 +9,8 @@ writes) or :class:`TypeError`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from zarrx.errors import ReadOnlyError
