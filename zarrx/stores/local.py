@@ -244,6 +244,27 @@ class LocalStore(Store):
 
     supports_locking = os.name == "posix"
 
+    def clean_leftovers(self) -> list[str]:
+        """Remove what interrupted writers left behind: temporary files of writes that never
+        reached their rename, and the lock files of read-modify-writes. Returns the paths
+        removed. Keys are untouched: every one holds its old or its new value, whole.
+        Run it when no writer is active (a live writer's temporary file would be removed)."""
+        import shutil
+
+        removed: list[str] = []
+        for directory, dirnames, filenames in os.walk(self._root, followlinks=False):
+            for name in filenames:
+                if name.startswith(TEMP_PREFIX):
+                    path = os.path.join(directory, name)
+                    os.unlink(path)
+                    removed.append(path)
+            for name in list(dirnames):
+                if name == LOCK_DIR and directory == self._root:
+                    shutil.rmtree(os.path.join(directory, name))
+                    removed.append(os.path.join(directory, name))
+                    dirnames.remove(name)
+        return removed
+
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
         """An ``flock`` on a lock file kept beside the data, in a directory that is never
