@@ -13,7 +13,11 @@ Why it is built this way:
 - **Interleaved.** Repeats go round-robin across the workers (the order rotates each round),
   so a slow phase of the machine hits every library alike; we report medians.
 - **Warm-up.** Each worker runs the operation before timing it: the first touch of large
-  fresh memory on a VM is very slow, and we want the steady state.
+  fresh memory on a VM is very slow, and we want the steady state. (On this VM freed memory
+  is reported back to the host after ~2 s idle, and touching it again costs ~1 s per
+  256 MiB; back-to-back rounds let each worker reuse the pages the previous one just freed.)
+- **Wall and CPU time.** Both are reported: CPU time summed over the worker's threads is
+  less disturbed by other load on a shared machine, wall time shows the parallelism.
 - **Floors.** ``memcpy`` (``np.copyto`` into a preallocated array of the output size),
   ``codec`` (decode — or encode for writes — every stored chunk with the codec library
   directly, on a pool of one thread per core, no assembly) and ``io`` (plain file reads — or
@@ -794,21 +798,6 @@ def profile(lib: str, w: Workload, sizes: Sizes, root: str, repeats: int) -> Non
     stats.sort_stats("tottime").print_stats(18)
 
 
-def prime_memory(gib: float) -> float:
-    """Touch and free ``gib`` GiB once. On a VM the first touch of guest memory faults all
-    the way to the host (~1 s per 256 MiB here); the kernel then hands the same pages out
-    again, so the workers' allocations do not pay that during their timed runs."""
-    t0 = time.perf_counter()
-    block = 256 * 2**20
-    held = []
-    for _ in range(int(gib * 2**30 // block)):
-        a = np.empty(block, np.uint8)
-        a.fill(1)
-        held.append(a)
-    del held
-    return time.perf_counter() - t0
-
-
 def fmt_time(t: float | None) -> str:
     if t is None:
         return "—"
@@ -868,8 +857,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--libs", help=f"comma-separated subset of {', '.join(LIBS + FLOORS)}")
     p.add_argument("--dir", help="where the stores go (kept and reused); default: a temp dir")
     p.add_argument("--json", help="write every sample and the medians to this file")
-    p.add_argument("--prime", type=float, default=4, metavar="GIB",
-                   help="touch this much memory once before starting (default 4; 0: off)")
     p.add_argument("--profile", metavar="LIB",
                    help="instead of comparing, profile LIB (e.g. zarrx) on the workloads with "
                         "cProfile, in this process, and print where the time goes")
@@ -923,8 +910,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"# array {sizes.shape} float32 ({mib:.0f} MiB), {repeats} interleaved repeats, "
           f"warm-up {args.warmup}; times are medians (per read for the random workloads)")
     started = time.perf_counter()
-    if args.prime > 0 and not args.profile:
-        print(f"# primed {args.prime:g} GiB of memory in {prime_memory(args.prime):.1f} s")
     results: dict[str, dict[str, Any]] = {}
     checks: dict[str, str] = {}
     with data_root(args.dir) as root:

@@ -19,6 +19,7 @@ from zarrx.api import (
 )
 from zarrx.array import Array
 from zarrx.group import Group
+from zarrx.integrations.dask import store_dask, to_dask  # noqa: F401 - public API
 
 __version__ = "0.1.0"
 

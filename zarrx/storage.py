@@ -5,9 +5,34 @@ interface, plus byte ranges and batched reads). ``store_from_url`` opens a URL t
 ``zarrx.stores`` registry, so plugins can add schemes.
 """
 
+from typing import TYPE_CHECKING
+
 from zarrx.abc.store import ByteRange, Store
 from zarrx.stores.local import LocalStore
 from zarrx.stores.memory import MemoryStore
 from zarrx.stores.url import store_from_url
 
-__all__ = ["ByteRange", "LocalStore", "MemoryStore", "Store", "store_from_url"]
+if TYPE_CHECKING:
+    from zarrx.stores.fsspec import FsspecStore
+    from zarrx.stores.zip import ZipStore
+
+__all__ = [
+    "ByteRange",
+    "FsspecStore",
+    "LocalStore",
+    "MemoryStore",
+    "Store",
+    "ZipStore",
+    "store_from_url",
+]
+
+_LAZY = {"ZipStore": "zarrx.stores.zip", "FsspecStore": "zarrx.stores.fsspec"}
+
+
+def __getattr__(name: str) -> object:
+    """``ZipStore`` and ``FsspecStore`` are imported on first use (keeps ``import zarrx`` fast)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

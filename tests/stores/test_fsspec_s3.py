@@ -8,6 +8,7 @@ The same objects are also read over plain ``http://`` from the same server.
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 import threading
@@ -16,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,7 @@ from zarrx.stores.url import store_from_url
 from zarrx.testing.stores import StoreTests
 
 BUCKET = "zarrx-test"
+PUBLIC = "zarrx-public"  # anyone may read it over plain HTTP
 
 
 @dataclass(frozen=True)
@@ -105,11 +108,7 @@ class S3Server:
             "endpoint_url": self.endpoint,
             "key": "testing",
             "secret": "testing",
-            "config_kwargs": {
-                "connect_timeout": 5,
-                "read_timeout": 30,
-                "retries": {"max_attempts": 2},
-            },
+            "config_kwargs": {"connect_timeout": 5, "read_timeout": 30},
         }
 
 
@@ -135,6 +134,17 @@ def s3() -> Iterator[S3Server]:
 
             fs = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
             fs.mkdir(BUCKET)
+            fs.mkdir(PUBLIC)
+            anyone_reads = {
+                "Version": "2012-10-17",
+                "Statement": [{
+                    "Effect": "Allow",
+                    "Principal": "*",
+                    "Action": ["s3:GetObject"],
+                    "Resource": [f"arn:aws:s3:::{PUBLIC}/*"],
+                }],
+            }
+            fs.call_s3("put_bucket_policy", Bucket=PUBLIC, Policy=json.dumps(anyone_reads))
             yield s3
     finally:
         server.stop()
@@ -169,11 +179,33 @@ def test_s3_scheme_resolves_through_the_registry(s3: S3Server, where: str) -> No
     assert store_from_url(_url(where), read_only=True, storage_options=s3.options).get("k") == b"v"
 
 
+@pytest.mark.parametrize("scheme", ["s3", "s3a", "gs", "gcs", "http", "https"])
+def test_schemes_are_registered(scheme: str) -> None:
+    assert registry.stores.get(scheme) is FsspecStore
+
+
+def test_list_dir_is_one_delimiter_listing(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
+    store.set_many([("g/zarr.json", b"{}"), ("g/a/zarr.json", b"{}"), ("g/a/c/0", b"0"),
+                    ("g/b/zarr.json", b"{}")])
+    with s3.recorder.watch() as requests:
+        assert store.list_dir("g/") == (["g/zarr.json"], ["g/a/", "g/b/"])
+    assert len(requests) == 1
+    assert requests[0].method == "GET"
+    assert "delimiter=%2F" in requests[0].query or "delimiter=/" in requests[0].query
+    assert f"prefix={where}%2Fg%2F" in requests[0].query or f"prefix={where}/g/" in (
+        requests[0].query)
+
+
 def test_credentials_pass_through_storage_options(s3: S3Server, where: str) -> None:
     store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     assert store.fs.key == "testing"
     assert store.fs.client_kwargs.get("endpoint_url", s3.endpoint) == s3.endpoint
-    wrong = {**s3.options, "endpoint_url": "http://127.0.0.1:9"}  # nothing listens there
+    wrong = {  # nothing listens there: fail fast
+        **s3.options,
+        "endpoint_url": "http://127.0.0.1:9",
+        "config_kwargs": {"connect_timeout": 1, "retries": {"max_attempts": 1}},
+    }
     with pytest.raises(OSError, match="k"):
         FsspecStore.from_url(_url(where), storage_options=wrong).get("k")
 
@@ -182,14 +214,14 @@ def test_invalid_keys_send_no_request(s3: S3Server, where: str) -> None:
     store = FsspecStore.from_url(_url(where), storage_options=s3.options)
     with s3.recorder.watch() as requests:
         for key in ("../x", "/a", "a//b", ""):
-            for operation in (
-                lambda: store.get(key),
-                lambda: store.get_many([("fine", None), (key, None)]),
-                lambda: store.set(key, b"v"),
-                lambda: store.erase(key),
+            for operation, args in (
+                (store.get, (key,)),
+                (store.get_many, ([("fine", None), (key, None)],)),
+                (store.set, (key, b"v")),
+                (store.erase, (key,)),
             ):
                 with pytest.raises(InvalidKeyError):
-                    operation()
+                    operation(*args)
         with pytest.raises(InvalidKeyError):
             store.get("fine", ByteRange(0, -1))
     assert requests == []
@@ -313,19 +345,24 @@ def _hierarchy(url: str, s3: S3Server) -> dict[str, np.ndarray]:
 
 
 def test_consolidated_open_is_one_get(s3: S3Server, where: str) -> None:
+    """Opening a consolidated v3 hierarchy and visiting every member's metadata reads one
+    document, once. (zarrx also probes for a v2 ``.zmetadata`` in the same concurrent
+    batch: a 404 costing no extra round trip.)"""
     url = _url(where, "h.zarr")
     arrays = _hierarchy(url, s3)
-    with s3.recorder.watch() as requests:
+    with s3.recorder.watch(delay=0.1) as requests:
         g = zarrx.open_consolidated(url, mode="r", zarr_format=3, storage_options=s3.options)
         members = dict(g.members(max_depth=None))
         shapes = {name: node.shape for name, node in members.items() if hasattr(node, "shape")}
         assert g.attrs["title"] == "t"
     assert shapes == {"x": (20,), "y": (20,), "sub/z": (20,)}
-    found = [r for r in requests if r.status == 200]
-    assert [(r.method, r.path) for r in found] == [("GET", f"/{BUCKET}/{where}/h.zarr/zarr.json")]
-    # Nothing but metadata documents was asked for: no listing, no HEAD, no chunk.
-    assert all(r.method == "GET" and not r.query for r in requests)
-    assert all(r.path.rsplit("/", 1)[-1] in ("zarr.json", ".zmetadata") for r in requests)
+    root = f"/{BUCKET}/{where}/h.zarr/"
+    found = [(r.method, r.path) for r in requests if r.status == 200]
+    assert found == [("GET", root + "zarr.json")]  # the one GET that returns data
+    probes = [(r.method, r.path, r.status) for r in requests if r.status != 200]
+    assert probes in ([], [("GET", root + ".zmetadata", 404)])
+    assert all(not r.query and r.range is None for r in requests)  # no listing, no chunk
+    assert max(r.start for r in requests) < min(r.end for r in requests)  # one round trip
     np.testing.assert_array_equal(members["sub/z"][...], arrays["sub/z"])
 
 
@@ -358,9 +395,9 @@ def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, where:
 
 
 def test_http_reads_a_consolidated_hierarchy(s3: S3Server, where: str) -> None:
-    url = _url(where, "web.zarr")
+    url = f"s3://{PUBLIC}/{where}/web.zarr"
     arrays = _hierarchy(url, s3)
-    http_url = f"{s3.endpoint}/{BUCKET}/{where}/web.zarr"
+    http_url = f"{s3.endpoint}/{PUBLIC}/{where}/web.zarr"
     g = zarrx.open_group(http_url, mode="r")
     store = g.store
     assert isinstance(store, FsspecStore)
@@ -379,3 +416,41 @@ def test_http_reads_a_consolidated_hierarchy(s3: S3Server, where: str) -> None:
     assert writable.read_only  # read-only because the protocol is
     with pytest.raises(ReadOnlyError):
         zarrx.create_array(http_url + "/new", shape=(2,), dtype="i1")
+
+
+def test_concurrency_is_bounded(s3: S3Server, where: str) -> None:
+    options = {**s3.options, "max_concurrency": 2}
+    store = FsspecStore.from_url(_url(where), storage_options=options)
+    assert store.max_concurrency == 2
+    for i in range(6):
+        store.set(f"k{i}", bytes([i]))
+    with s3.recorder.watch(delay=0.05) as requests:
+        assert store.get_many([(f"k{i}", None) for i in range(6)]) == [bytes([i]) for i in range(6)]
+    assert len(requests) == 6
+    events = sorted([(r.start, 1) for r in requests] + [(r.end, -1) for r in requests])
+    in_flight = [0]
+    for _, change in events:
+        in_flight.append(in_flight[-1] + change)
+    assert max(in_flight) == 2  # never more than two at once, and two at once
+
+
+def test_synchronous_filesystems_are_wrapped(tmp_path: Path) -> None:
+    from fsspec.implementations.local import LocalFileSystem
+
+    store = FsspecStore(LocalFileSystem(auto_mkdir=True), str(tmp_path / "root"))
+    store.set("a/b", b"0123456789")
+    store.set_many([("a/c", b"c"), ("d", b"d")])
+    assert (tmp_path / "root" / "a" / "b").read_bytes() == b"0123456789"
+    assert store.get_many([("a/b", ByteRange(-3)), ("a/b", ByteRange(2, 2)), ("x", None)]) == [
+        b"789", b"23", None]
+    assert store.list() == ["a/b", "a/c", "d"]
+    assert store.list_dir("") == (["d"], ["a/"])
+    store.erase_prefix("a/")
+    assert store.list() == ["d"]
+
+
+def test_public_names() -> None:
+    from zarrx import storage
+
+    assert storage.FsspecStore is FsspecStore
+    assert "FsspecStore" in storage.__all__

@@ -1,8 +1,14 @@
-"""The ``zarrx`` command: ``demo``, ``info`` and ``tree``."""
+"""The ``zarrx`` command: ``demo``, ``info``, ``tree``, ``spec``, ``validate``, ``convert``.
+
+Exit status: 0 on success, 1 when ``validate`` finds differences (or ``convert --verify``
+finds a differing chunk), 2 for bad input (a missing path, a malformed spec file, an
+existing destination, a conversion the target format cannot hold), 130 on Ctrl-C.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -76,39 +82,194 @@ def _open(path: str):
 
 
 def _info(args: argparse.Namespace) -> int:
+    import zarrx
+    from zarrx.cli.inspect import array_summary, group_summary, render
+
     node = _open(args.path)
-    if isinstance(node, __import__("zarrx").Array):
-        print(node.info)
-    else:
-        print(f"Name        : {node.name}\nType        : Group\nZarr format : {node.zarr_format}")
-        print(f"Members     : {len(node.members())}\nAttributes  : {dict(node.attrs)}")
+    summary = array_summary(node) if isinstance(node, zarrx.Array) else group_summary(node)
+    summary = {"location": args.path, **summary}
+    print(json.dumps(summary, indent=2) if args.json else render(summary))
     return 0
 
 
 def _tree(args: argparse.Namespace) -> int:
     node = _open(args.path)
-    print(node.tree() if hasattr(node, "tree") else repr(node))
+    if hasattr(node, "tree"):
+        print(f"{node.tree()}")
+    else:
+        print(f"{node.name} {node.shape} {node.dtype}")
     return 0
 
 
+def _spec(args: argparse.Namespace) -> int:
+    from zarrx.zom import from_zarr
+
+    spec = from_zarr(args.path)
+    if args.zarr_format is not None:
+        spec = spec.to_format(int(args.zarr_format))
+    text = spec.dumps(indent=args.indent if args.indent > 0 else None)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+def _load_spec(path: str):
+    from zarrx.errors import ArgumentError
+    from zarrx.zom import from_json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ArgumentError(f"cannot read the spec file {path!r}: {e.strerror or e}") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise ArgumentError(f"the spec file {path!r} is not JSON: {e}") from None
+    return from_json(doc)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from zarrx.zom import diff, from_zarr
+
+    expected = _load_spec(args.spec)
+    found = from_zarr(args.path)
+    differences = diff(found, expected, ignore=args.ignore or (),
+                       attributes=not args.no_attributes, allow_extra=args.allow_extra)
+    if not differences:
+        print(f"{args.path}: matches {args.spec}")
+        return 0
+    print(f"{args.path}: {len(differences)} difference(s) from {args.spec} (stored != spec):")
+    for d in differences:
+        print(f"  {d}")
+    return 1
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from zarrx.cli.convert import convert
+
+    progress = {"on": True, "off": False}.get(args.progress)
+    report = convert(
+        args.src, args.dst, args.zarr_format, overwrite=args.overwrite, resume=args.resume,
+        verify=args.verify, threads=args.threads, progress=progress,
+    )
+    mb = report.bytes_copied / 1e6
+    rate = mb / report.seconds if report.seconds else 0.0
+    resumed = f", {report.chunks_skipped} done before" if report.resumed else ""
+    print(
+        f"converted {args.src} -> {args.dst} (zarr_format {args.zarr_format}): "
+        f"{report.arrays} arrays, {report.groups} groups, {report.chunks_copied} chunks "
+        f"copied{resumed} ({mb:.1f} MB, {rate:.1f} MB/s) in {report.seconds:.2f} s"
+    )
+    if args.verify:
+        print(f"verified: {report.chunks_verified} chunks identical, structure as mapped")
+    return 0
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zarrx", description="Inspect and exercise Zarr data.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser(
-        "demo", help="build an example hierarchy on a local store, write it, read it back, "
-        "print the tree and the throughput"
+    parser = argparse.ArgumentParser(
+        prog="zarrx", formatter_class=_Formatter,
+        description="Inspect, describe, validate and convert Zarr data (v3, v2 and the 3.0 "
+        "draft).",
+        epilog="Exit status: 0 success, 1 differences found, 2 bad input, 130 interrupted.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str, details: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=summary, description=f"{summary}.\n\n{details}",
+                              formatter_class=_Formatter)
+
+    demo = command(
+        "demo", "build an example hierarchy on a local store, write it, read it back, "
+        "print the tree and the throughput",
+        "A quick check that zarrx works on this machine, and how fast.",
     )
     demo.add_argument("path", nargs="?", help="where to write (default: a temporary directory)")
     demo.add_argument("--size", type=int, default=256, help="edge of the cubic array (256)")
     demo.add_argument("--overwrite", action="store_true", help="replace an existing PATH")
     demo.add_argument("--keep", action="store_true", help="keep the temporary directory")
     demo.set_defaults(func=_demo)
-    info = sub.add_parser("info", help="describe the array or group at PATH")
-    info.add_argument("path")
+
+    info = command(
+        "info", "describe the array or group at PATH",
+        "For an array: format, shape, data type, chunk and shard shape, codecs, fill value,\n"
+        "how many chunks are initialised (stored), their stored size and the compression\n"
+        "ratio. For a group: the same totals over every array below it.",
+    )
+    info.add_argument("path", help="a local path or URL (file://, memory://, zip://, s3://…)")
+    info.add_argument("--json", action="store_true", help="print the facts as JSON")
     info.set_defaults(func=_info)
-    tree = sub.add_parser("tree", help="print the hierarchy at PATH with shapes and dtypes")
-    tree.add_argument("path")
+
+    tree = command(
+        "tree", "print the hierarchy at PATH with shapes and dtypes",
+        "One line per node, nested as the hierarchy is.",
+    )
+    tree.add_argument("path", help="a local path or URL")
     tree.set_defaults(func=_tree)
+
+    spec = command(
+        "spec", "print the Zarr Object Model (ZEP 6) JSON of the hierarchy at PATH",
+        "The ZOM is the hierarchy's structure without its data: every group's attributes\n"
+        "and members, every array's metadata. Save it, then check a hierarchy against it\n"
+        "with 'zarrx validate PATH --spec FILE'.",
+    )
+    spec.add_argument("path", help="a local path or URL")
+    spec.add_argument("-o", "--output", help="write to this file instead of stdout")
+    spec.add_argument("--indent", type=int, default=2, help="JSON indent (0: one line)")
+    spec.add_argument("--zarr-format", choices=("2", "3"),
+                      help="map the ZOM to this format's model first")
+    spec.set_defaults(func=_spec)
+
+    validate = command(
+        "validate", "check that the hierarchy at PATH has the structure a ZOM file declares",
+        "Exit 0 when it matches; exit 1 and print each difference (path, field, stored\n"
+        "value != spec value) when it does not; exit 2 when the spec file is not a ZOM.",
+    )
+    validate.add_argument("path", help="a local path or URL")
+    validate.add_argument("--spec", required=True, metavar="FILE",
+                          help="a ZOM JSON file (e.g. from 'zarrx spec')")
+    validate.add_argument("--ignore", action="append", metavar="FIELD",
+                          help="a property not to compare (e.g. codecs, attributes.units); "
+                          "repeatable")
+    validate.add_argument("--no-attributes", action="store_true",
+                          help="do not compare attributes")
+    validate.add_argument("--allow-extra", action="store_true",
+                          help="members the spec does not mention are not differences")
+    validate.set_defaults(func=_validate)
+
+    conv = command(
+        "convert", "copy the hierarchy at SRC into DST in another Zarr format, chunk by chunk",
+        "Groups, arrays and attributes are recreated in the target format, then every\n"
+        "stored chunk is read from SRC and written to DST by a pool of threads\n"
+        "(uninitialised chunks are skipped). Progress goes to stderr (on a terminal, or\n"
+        "with --progress). An interrupted copy keeps its state in DST/.zarrx-convert.json:\n"
+        "run the same command with --resume to finish it. --verify re-reads and compares\n"
+        "every chunk. A conversion the target cannot hold (a data type, sharding in v2 …)\n"
+        "is refused before DST is touched.",
+    )
+    conv.add_argument("src", help="source path or URL")
+    conv.add_argument("dst", help="destination path or URL (empty, unless --overwrite/--resume)")
+    conv.add_argument("--zarr-format", required=True, choices=("2", "3", "3-draft"),
+                      help="the format to write")
+    conv.add_argument("--overwrite", action="store_true",
+                      help="replace an existing Zarr hierarchy at DST")
+    conv.add_argument("--resume", action="store_true",
+                      help="continue an interrupted conversion into DST")
+    conv.add_argument("--verify", action="store_true",
+                      help="re-read and compare every chunk (and the structure) afterwards")
+    conv.add_argument("--threads", type=int, default=None,
+                      help="chunks copied at once (default: zarrx.config 'threads')")
+    bar = conv.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_const", const="on",
+                     help="always show the progress bar (default: only on a terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_const", const="off",
+                     help="never show the progress bar")
+    conv.set_defaults(func=_convert, progress=None)
     return parser
 
 
@@ -120,6 +281,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except ZarrxError as e:
         print(f"zarrx: error: {e}", file=sys.stderr)
+        from zarrx.cli.convert import VerificationError
+
+        return 1 if isinstance(e, VerificationError) else 2
+    except KeyboardInterrupt:
+        print("zarrx: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `zarrx spec PATH | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
 

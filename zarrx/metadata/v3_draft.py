@@ -140,7 +140,7 @@ def parse_data_type(value: Any, *, where: str) -> np.dtype:
     if fallback is None:
         raise UnknownDataTypeError(
             f"{where}: data type extension {uri!r} (type {kind!r}) is not supported and "
-            "declares no fallback; install a zarrx plugin that provides it"
+            "declares no fallback"
         )
     return core_dtype(fallback, where=f"{where} (fallback of extension {uri!r})")
 
@@ -386,6 +386,8 @@ def entry_point_from(raw: bytes | None, *, required: bool) -> EntryPoint | None:
     not a draft hierarchy (an error instead when ``required``)."""
     if raw is None:
         return None
+    if not required and b"protocol" not in bytes(raw):
+        return None  # a v3 root document (maybe large): leave its parsing to the v3 layout
     try:
         doc = load_json(raw, where=ENTRY_POINT_KEY)
     except MetadataError:
@@ -993,8 +995,3 @@ class DraftLayout:
             store.erase(layout.group_key(path))
         store.erase_prefix(layout.meta_prefix(path))
         store.erase_prefix(layout.data_prefix(path))
-
-
-def read_entry_point(store: Store) -> EntryPoint | None:
-    """The store's draft entry point, or ``None`` when it is not a draft hierarchy."""
-    return entry_point_from(store.get(ENTRY_POINT_KEY), required=False)

@@ -26,6 +26,7 @@ FsspecStore('https://example.org/data.zarr', read_only=True)
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -110,7 +111,7 @@ class FsspecStore(Store):
             from fsspec.core import url_to_fs
         except ImportError as error:  # pragma: no cover - fsspec is a test dependency
             raise ImportError(f"opening {url!r} needs fsspec: pip install fsspec") from error
-        options = dict(storage_options or {})
+        options = copy.deepcopy(dict(storage_options or {}))  # botocore edits nested dicts
         max_concurrency = options.pop("max_concurrency", 64)
         if options.get("asynchronous"):
             raise TypeError("storage_options: asynchronous=True is not supported")

@@ -89,9 +89,15 @@ def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
         raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
 
 
-#: Lock files for read-modify-write live here; the name starts with TEMP_PREFIX, so it is
-#: never a valid key and never listed.
-LOCK_DIR = TEMP_PREFIX + "locks"
+def _lock_dir(root: str) -> str:
+    """Where the lock files of the store at ``root`` live: outside the store, so no
+    reader — zarrx or a peer listing the directory — ever sees them."""
+    import hashlib
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    digest = hashlib.sha1(root.encode()).hexdigest()
+    return os.path.join(tempfile.gettempdir(), f"zarrx-locks-{uid}", digest)
 
 
 class LocalStore(Store):
@@ -246,29 +252,28 @@ class LocalStore(Store):
 
     def clean_leftovers(self) -> list[str]:
         """Remove what interrupted writers left behind: temporary files of writes that never
-        reached their rename, and the lock files of read-modify-writes. Returns the paths
-        removed. Keys are untouched: every one holds its old or its new value, whole.
+        reached their rename, and this store's lock files (kept in the temporary directory).
+        Returns the paths removed. Keys are untouched: each holds its old or new value, whole.
         Run it when no writer is active (a live writer's temporary file would be removed)."""
         import shutil
 
         removed: list[str] = []
-        for directory, dirnames, filenames in os.walk(self._root, followlinks=False):
+        for directory, _, filenames in os.walk(self._root, followlinks=False):
             for name in filenames:
                 if name.startswith(TEMP_PREFIX):
                     path = os.path.join(directory, name)
                     os.unlink(path)
                     removed.append(path)
-            for name in list(dirnames):
-                if name == LOCK_DIR and directory == self._root:
-                    shutil.rmtree(os.path.join(directory, name))
-                    removed.append(os.path.join(directory, name))
-                    dirnames.remove(name)
+        locks = _lock_dir(self._root)
+        if os.path.isdir(locks):
+            shutil.rmtree(locks)
+            removed.append(locks)
         return removed
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """An ``flock`` on a lock file kept beside the data, in a directory that is never
-        a key (so never listed): excludes other threads and processes on this machine."""
+        """An ``flock`` on a lock file of this key, kept in the temporary directory (not in
+        the store): excludes other threads and processes on this machine."""
         validate_key(key)
         if not self.supports_locking:
             yield
@@ -276,7 +281,7 @@ class LocalStore(Store):
         import fcntl
         import hashlib
 
-        directory = os.path.join(self._root, LOCK_DIR)
+        directory = _lock_dir(self._root)
         os.makedirs(directory, exist_ok=True)
         name = hashlib.sha1(key.encode()).hexdigest() + ".lock"
         fd = os.open(os.path.join(directory, name), os.O_RDWR | os.O_CREAT, 0o666)

@@ -57,22 +57,61 @@ def node_spec(meta: Any) -> ArraySpec | GroupSpec:
     if meta.node_type == "group":
         doc.pop("consolidated_metadata", None)  # a flattening of the members, not structure
         return GroupSpec(attributes=attributes or {}, properties=doc, zarr_format=fmt)
+    if fmt == 3:
+        doc = seed_form(doc)
     return ArraySpec(properties=doc, attributes=attributes or {}, zarr_format=fmt)
+
+
+def _with_configuration(value: Any) -> Any:
+    if not isinstance(value, Mapping) or "name" not in value:
+        return value
+    out = dict(value)
+    config = out.get("configuration")
+    if config is None:
+        config = {}
+    if isinstance(config, Mapping):
+        config = dict(config)
+        for key in ("codecs", "index_codecs"):
+            if isinstance(config.get(key), list):
+                config[key] = [_with_configuration(c) for c in config[key]]
+    out["configuration"] = config
+    return out
+
+
+def seed_form(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A v3 array document with every named configuration spelled out in full
+    (``{"name": "bytes"}`` → ``{"name": "bytes", "configuration": {}}``), as seed 004's
+    schema requires and the v3 spec allows."""
+    out = dict(doc)
+    for key in ("chunk_grid", "chunk_key_encoding"):
+        if key in out:
+            out[key] = _with_configuration(out[key])
+    for key in ("codecs", "storage_transformers"):
+        if isinstance(out.get(key), list):
+            out[key] = [_with_configuration(c) for c in out[key]]
+    return out
 
 
 def metadata_of(spec: ArraySpec | GroupSpec, path: str = "") -> Any:
     """The zarrx metadata object a node's spec describes, parsed and validated as a
     document of its format (:class:`MetadataError` naming the node otherwise)."""
     where = display_path(path)
+    try:
+        return _parse(spec, where)
+    except MetadataError as e:
+        message = str(e)
+        raise type(e)(message if message.startswith(where) else f"{where}: {message}") from None
+
+
+def _parse(spec: ArraySpec | GroupSpec, where: str) -> Any:
     if spec.zarr_format == 3:
         doc: dict[str, Any] = {"zarr_format": 3, "node_type": spec.node_type,
                                "attributes": thaw(spec.attributes), **thaw(spec.properties)}
         return v3.node_from_json(doc, where=where)
-    doc = thaw(spec.properties)
     attributes = thaw(spec.attributes)
     if isinstance(spec, GroupSpec):
         return v2.GroupMetadataV2.from_json({"zarr_format": 2}, attributes, where=where)
-    doc["zarr_format"] = 2
+    doc = {**thaw(spec.properties), "zarr_format": 2}
     if isinstance(doc.get("filters"), Mapping) and not doc["filters"]:
         doc["filters"] = None  # the seed's example spells "no filters" as {}
     return v2.ArrayMetadataV2.from_json(doc, attributes, where=where)

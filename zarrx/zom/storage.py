@@ -61,28 +61,41 @@ def _nodes(spec: ArraySpec | GroupSpec) -> list[tuple[str, ArraySpec | GroupSpec
     return [("", spec)]
 
 
+def _plan(spec: ArraySpec | GroupSpec, fmt: Any) -> list[tuple[str, Any, Any, Any]]:
+    """``(path, node, metadata, create_array keywords or None)`` for every node, each
+    array's metadata built as ``fmt`` stores it: errors come here, before any write."""
+    from zarrx.creation import array_metadata
+
+    plan = []
+    for rel, node in _nodes(spec):
+        where = display_path(rel)
+        meta = metadata_of(node, rel)
+        kw = None
+        if isinstance(node, ArraySpec):
+            kw = keywords(meta, fmt, where=where)
+            array_metadata(zarr_format=fmt, where=where, **kw)
+        plan.append((rel, node, meta, kw))
+    return plan
+
+
+def check_writable(spec: ArraySpec | GroupSpec, zarr_format: Any = None) -> None:
+    """Raise :class:`MetadataError` (naming the node) if :func:`to_zarr` could not create
+    ``spec`` as ``zarr_format``; writes nothing."""
+    _plan(spec, _target_format(spec, zarr_format))
+
+
 def to_zarr(
     spec: ArraySpec | GroupSpec, store: Any, path: str | None = None, *,
     overwrite: bool = False, zarr_format: Any = None,
 ) -> Any:
     """Create the hierarchy ``spec`` describes; returns the created root node."""
     import zarrx
-    from zarrx.creation import array_metadata
     from zarrx.metadata.io import normalize_path, write_node
     from zarrx.stores.url import make_store
 
     fmt = _target_format(spec, zarr_format)
     root = normalize_path(path)
-    plan = []
-    for rel, node in _nodes(spec):
-        where = display_path(rel)
-        meta = metadata_of(node, rel)  # validates the document as its format stores it
-        kw = None
-        if isinstance(node, ArraySpec):
-            kw = keywords(meta, fmt, where=where)
-            array_metadata(zarr_format=fmt, where=where, **kw)  # fails here, before writing
-        plan.append((rel, node, meta, kw))
-
+    plan = _plan(spec, fmt)
     s = make_store(store, mode="w" if overwrite else "a")
     for rel, node, meta, kw in plan:
         full = "/".join(p for p in (root, rel) if p)
@@ -101,32 +114,41 @@ def to_zarr(
     return zarrx.open(s, mode="r+", path=root)
 
 
+def _stored_document(node: ArraySpec | GroupSpec, path: str) -> dict[str, Any]:
+    """The document zarrx stores for a node: what consolidated metadata holds. A node
+    zarrx cannot parse (e.g. an unknown data type) keeps its ZOM form."""
+    try:
+        return metadata_of(node, path).to_json()
+    except MetadataError:
+        if isinstance(node, ArraySpec):
+            return node.to_json()
+        return {"zarr_format": 3, "node_type": "group", "attributes": thaw(node.attributes),
+                **thaw(node.properties)}
+
+
 def consolidated(spec: GroupSpec) -> dict[str, Any]:
-    """Consolidated metadata as the flattening of a ZOM (seed 004's suggestion)."""
+    """Consolidated metadata as the flattening of a ZOM (seed 004's suggestion): every
+    node below the root, by path, with the document its format stores for it."""
     flat = spec.to_flat()
+    paths = sorted(p for p in flat if p)
     if spec.zarr_format == 3:
         metadata = {}
-        for path in sorted(p for p in flat if p):
-            node = flat[path]
-            if isinstance(node, GroupSpec):
-                metadata[path] = {
-                    "zarr_format": 3, "node_type": "group", "attributes": thaw(node.attributes),
-                    **thaw(node.properties),
-                    "consolidated_metadata": {
-                        "kind": "inline", "must_understand": False, "metadata": {}
-                    },
+        for path in paths:
+            doc = _stored_document(flat[path], path)
+            if isinstance(flat[path], GroupSpec):
+                doc["consolidated_metadata"] = {
+                    "kind": "inline", "must_understand": False, "metadata": {}
                 }
-            else:
-                metadata[path] = node.to_json()
+            metadata[path] = doc
         return {"kind": "inline", "must_understand": False, "metadata": metadata}
     documents: dict[str, Any] = {".zgroup": {"zarr_format": 2}, ".zattrs": thaw(spec.attributes)}
-    for path in sorted(p for p in flat if p):
+    for path in paths:
         node = flat[path]
         if isinstance(node, GroupSpec):
             documents[f"{path}/.zgroup"] = {"zarr_format": 2}
         else:
-            doc = node.to_json()
-            doc.pop("attributes")
+            doc = _stored_document(node, path)
+            doc.pop("attributes", None)
             documents[f"{path}/.zarray"] = doc
         documents[f"{path}/.zattrs"] = thaw(node.attributes)
     return {"zarr_consolidated_format": 1, "metadata": documents}

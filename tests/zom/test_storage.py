@@ -1,0 +1,177 @@
+"""ZOMs and stores: snapshots of hierarchies written by zarr-python, creation, flattening."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import zarr
+
+import zarrx
+from zarrx.errors import MetadataError, NodeExistsError
+from zarrx.zom import ArraySpec, GroupSpec, diff, from_json, from_zarr, validate_json
+from zarrx.zom.frozen import thaw
+
+from .conftest import CountingStore, zarr_python_hierarchy
+
+
+def test_zarr_python_hierarchy_snapshot(tmp_path, zarr_format):
+    root = zarr_python_hierarchy(tmp_path / "h", zarr_format)
+    spec = from_zarr(str(root))
+    assert isinstance(spec, GroupSpec)
+    assert spec.zarr_format == zarr_format
+    assert [p for p, _ in spec.walk()] == [
+        "", "labels", "labels/empty", "labels/mask", "temperature"]
+    assert dict(spec.attributes) == {"title": "survey", "version": 2}
+    assert spec["labels"].attributes == {"kind": ("mask",)}
+    temperature = spec["temperature"]
+    assert temperature.shape == (10, 12)
+    assert temperature.chunks == (4, 5)
+    assert temperature.fill_value == "NaN"
+    assert temperature.attributes == {"units": "K"}
+    assert temperature.data_type == ("float64" if zarr_format == 3 else "<f8")
+    doc = spec.to_json()
+    assert validate_json(doc) == []
+    assert from_json(json.loads(json.dumps(doc))) == spec
+
+
+def test_snapshot_of_an_array_and_of_a_subgroup(tmp_path, zarr_format):
+    root = zarr_python_hierarchy(tmp_path / "h", zarr_format)
+    group = zarrx.open_group(str(root))
+    assert ArraySpec.from_zarr(group["labels/mask"]) == from_zarr(str(root))["labels/mask"]
+    assert from_zarr(str(root), path="labels") == from_zarr(str(root))["labels"]
+    with pytest.raises(MetadataError, match="is a group"):
+        ArraySpec.from_zarr(group)
+    with pytest.raises(MetadataError, match="is an array"):
+        GroupSpec.from_zarr(group["labels/mask"])
+
+
+def test_snapshot_reads_one_listing_and_no_data(tmp_path, zarr_format):
+    root = zarr_python_hierarchy(tmp_path / "h", zarr_format)
+    store = CountingStore(str(root))
+    group = zarrx.open_group(store)
+    store.calls.clear()
+    group.members(max_depth=None)
+    listing = list(store.calls)
+    store.calls.clear()
+    spec = GroupSpec.from_zarr(group)
+    assert store.calls == listing  # exactly the one recursive listing, nothing per node
+    read = [k for kind, keys in store.calls if kind == "get_many" for k in keys]
+    read += [key for kind, key in store.calls if kind == "get"]
+    assert read
+    documents = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
+    assert all(k.rsplit("/", 1)[-1] in documents for k in read), read  # no chunk read
+    assert len(spec.to_flat()) == 5
+
+
+def test_snapshot_from_consolidated_metadata_reads_nothing_more(tmp_path, zarr_format):
+    root = zarr_python_hierarchy(tmp_path / "h", zarr_format, consolidate=True)
+    store = CountingStore(str(root))
+    group = zarrx.open_group(store)
+    assert group.consolidated is not None
+    store.calls.clear()
+    spec = GroupSpec.from_zarr(group)
+    assert store.calls == []
+    assert spec == from_zarr(zarrx.open_group(str(root), use_consolidated=False))
+    assert "consolidated_metadata" not in spec.to_json()
+
+
+def test_to_zarr_creates_the_hierarchy_without_data(tmp_path, zarr_format):
+    source = from_zarr(str(zarr_python_hierarchy(tmp_path / "h", zarr_format)))
+    made = source.to_zarr(str(tmp_path / "copy"))
+    assert isinstance(made, zarrx.Group)
+    assert from_zarr(str(tmp_path / "copy")) == source
+    keys = zarrx.storage.LocalStore(str(tmp_path / "copy")).list()
+    assert all(k.rsplit("/", 1)[-1] in ("zarr.json", ".zarray", ".zgroup", ".zattrs")
+               for k in keys), keys
+    # zarr-python sees the same structure
+    g = zarr.open_group(str(tmp_path / "copy"), mode="r")
+    assert g.attrs["title"] == "survey"
+    assert g["temperature"].shape == (10, 12)
+    assert g["labels"].attrs["kind"] == ["mask"]
+    assert np.isnan(g["temperature"][0, 0])
+
+
+def test_to_zarr_refuses_an_existing_node_unless_overwrite(tmp_path):
+    spec = GroupSpec(members={"a": ArraySpec.new(shape=(2,), dtype="u1")})
+    spec.to_zarr(str(tmp_path / "h"))
+    with pytest.raises(NodeExistsError):
+        spec.to_zarr(str(tmp_path / "h"))
+    other = GroupSpec(attributes={"v": 2}, members={"b": GroupSpec()})
+    other.to_zarr(str(tmp_path / "h"), overwrite=True)
+    assert from_zarr(str(tmp_path / "h")) == other
+    # below an existing group, at a path
+    spec.to_zarr(str(tmp_path / "h"), path="b/inner")
+    assert from_zarr(str(tmp_path / "h"), path="b/inner") == spec
+
+
+def test_to_zarr_keeps_what_create_array_has_no_keyword_for(tmp_path):
+    # a v2 null fill value, and a sharding index without a checksum
+    v2 = ArraySpec(zarr_format=2, properties={
+        "shape": [4], "chunks": [2], "dtype": "<i4", "compressor": None, "fill_value": None,
+        "order": "C", "filters": None, "dimension_separator": "."})
+    v3 = ArraySpec.new(shape=(8,), dtype="i2", chunks=(2,), shards=(4,))
+    codecs = thaw(v3.get("codecs"))
+    codecs[0]["configuration"]["index_codecs"] = [{"name": "bytes",
+                                                  "configuration": {"endian": "little"}}]
+    v3 = v3.replace(codecs=codecs)
+    for name, spec in (("v2", v2), ("v3", v3)):
+        array = spec.to_zarr(str(tmp_path / name))
+        assert from_zarr(str(tmp_path / name)) == spec
+        array[...] = 5
+        np.testing.assert_array_equal(zarrx.open_array(str(tmp_path / name))[...], 5)
+
+
+def test_to_zarr_writes_the_draft_from_a_v3_spec(tmp_path):
+    spec = GroupSpec(attributes={"t": 1}, members={
+        "a": GroupSpec(members={"x": ArraySpec.new(shape=(6, 4), dtype="<f4", chunks=(3, 2))})})
+    made = spec.to_zarr(str(tmp_path / "d"), zarr_format="3-draft")
+    assert made.zarr_format == "3-draft"
+    assert (tmp_path / "d" / "meta" / "root" / "a" / "x.array.json").exists()
+    assert from_zarr(str(tmp_path / "d")) == spec  # the draft maps back onto the v3 model
+    with pytest.raises(MetadataError, match="cannot be written as zarr_format 3"):
+        spec.to_v2().to_zarr(str(tmp_path / "x"), zarr_format=3)
+
+
+def test_snapshot_of_a_draft_hierarchy_is_in_the_v3_model(tmp_path):
+    g = zarrx.create_group(str(tmp_path / "d"), zarr_format="3-draft", attributes={"k": "v"})
+    a = g.create_array("x/y", shape=(10, 10), chunks=(3, 4), dtype=">u2", fill_value=7,
+                       order="F", compressors={"name": "gzip", "configuration": {"level": 1}})
+    spec = from_zarr(str(tmp_path / "d"))
+    assert spec.zarr_format == 3
+    assert spec.attributes == {"k": "v"}
+    assert isinstance(spec["x"], GroupSpec)  # an implicit group of the draft
+    y = spec["x/y"]
+    assert y.data_type == "uint16"
+    assert y.fill_value == 7
+    assert y.chunks == (3, 4)
+    assert [c["name"] for c in y.get("codecs")] == ["transpose", "bytes", "gzip"]
+    assert y.get("codecs")[1]["configuration"] == {"endian": "big"}
+    assert ArraySpec.from_zarr(a) == y
+
+
+def test_to_consolidated_equals_what_consolidate_metadata_writes(tmp_path, zarr_format):
+    root = zarr_python_hierarchy(tmp_path / "h", zarr_format)
+    spec = from_zarr(str(root))
+    zarrx.consolidate_metadata(str(root))
+    if zarr_format == 3:
+        written = json.loads((root / "zarr.json").read_text())["consolidated_metadata"]
+    else:
+        written = json.loads((root / ".zmetadata").read_text())
+    assert spec.to_consolidated() == written
+    # and zarr-python reads that flattening back
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = zarr.open_consolidated(str(root), zarr_format=zarr_format)
+    assert sorted(g.keys()) == ["labels", "temperature"]
+
+
+def test_flat_consolidated_of_a_zarrx_hierarchy(tmp_path):
+    spec = GroupSpec(attributes={"a": 1}, members={
+        "g": GroupSpec(attributes={"b": 2}, members={"x": ArraySpec.new(shape=(3,), dtype="u1")})})
+    spec.to_zarr(str(tmp_path / "h"))
+    zarrx.consolidate_metadata(str(tmp_path / "h"))
+    stored = json.loads((tmp_path / "h" / "zarr.json").read_text())["consolidated_metadata"]
+    assert spec.to_consolidated() == stored
+    assert sorted(stored["metadata"]) == ["g", "g/x"]
+    assert diff(from_zarr(str(tmp_path / "h")), spec) == []

@@ -1,0 +1,235 @@
+"""What ``zarrx info`` reports: which chunks are stored, their size, and a summary.
+
+A chunk is *initialised* when its key exists in the store. The keys under an array's
+data prefix are listed once (``list_prefix``) and matched against the chunk grid's keys;
+sizes come from ``os.stat`` on a local store and from reading the value elsewhere.
+For a sharded array the stored objects are shards, and they are what is counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from zarrx.metadata.io import data_prefix
+
+
+def grid_shape(array: Any) -> tuple[int, ...]:
+    """Stored objects (chunks, or shards when sharded) along each axis."""
+    return tuple(array.metadata.chunk_grid.grid_shape(array.shape))
+
+
+def chunk_keys(array: Any) -> Iterator[tuple[tuple[int, ...], str]]:
+    """``(coords, store key)`` of every stored object of the grid, in C order."""
+    prefix = data_prefix(array.path, array.metadata)
+    for coords in np.ndindex(*grid_shape(array)):
+        yield coords, prefix + array.metadata.chunk_key(coords)
+
+
+def listed_keys(array: Any) -> set[str]:
+    return set(array.store.list_prefix(data_prefix(array.path, array.metadata)))
+
+
+def initialised(array: Any) -> list[tuple[tuple[int, ...], str]]:
+    """``(coords, key)`` of the stored objects whose key exists (one listing)."""
+    present = listed_keys(array)
+    if not present:
+        return []
+    return [(coords, key) for coords, key in chunk_keys(array) if key in present]
+
+
+def stored_size(store: Any, keys: list[str]) -> int:
+    """Bytes stored under ``keys``."""
+    root = getattr(store, "root", None)
+    from zarrx.storage import LocalStore
+
+    if isinstance(store, LocalStore) and root is not None:
+        total = 0
+        for key in keys:
+            with contextlib.suppress(FileNotFoundError):  # erased since the listing
+                total += os.stat(os.path.join(root, *key.split("/"))).st_size
+        return total
+    return sum(len(v) for v in store.get_many([(k, None) for k in keys]) if v is not None)
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _decoded_bytes(array: Any, count: int) -> int | None:
+    """Bytes of ``count`` whole stored objects when decoded (``None`` for
+    variable-length types)."""
+    dtype = array.dtype
+    if dtype.hasobject or dtype.kind == "T":
+        return None
+    return count * math.prod(array.metadata.chunk_grid.chunk_shape) * dtype.itemsize
+
+
+def array_summary(array: Any) -> dict[str, Any]:
+    """The facts ``zarrx info`` prints for an array, as JSON-able values."""
+    from zarrx.zom.frozen import thaw
+    from zarrx.zom.mapping import node_spec
+
+    spec = node_spec(array.metadata)
+    found = initialised(array)
+    stored = stored_size(array.store, [k for _, k in found])
+    decoded = _decoded_bytes(array, len(found))
+    fill = array.fill_value
+    fill = fill.item() if hasattr(fill, "item") else fill
+    if isinstance(fill, bytes):
+        fill = fill.hex()
+    elif isinstance(fill, complex):
+        fill = [fill.real, fill.imag]
+    out: dict[str, Any] = {
+        "path": array.name,
+        "type": "array",
+        "zarr_format": array.zarr_format,
+        "shape": list(array.shape),
+        "dtype": str(array.dtype),
+        "chunks": list(array.chunks),
+        "shards": None if array.shards is None else list(array.shards),
+        "fill_value": fill,
+    }
+    if array.zarr_format == 2:
+        out["compressor"] = thaw(spec.get("compressor"))
+        out["filters"] = thaw(spec.get("filters"))
+        out["order"] = spec.get("order")
+    else:
+        out["codecs"] = thaw(spec.get("codecs"))
+    if array.dimension_names is not None:
+        out["dimension_names"] = list(array.dimension_names)
+    out.update(
+        {
+            "chunks_initialised": len(found),
+            "chunks_total": math.prod(grid_shape(array)),
+            "stored_bytes": stored,
+            "data_bytes": decoded,
+            "compression_ratio": (
+                None if not stored or decoded is None else round(decoded / stored, 3)
+            ),
+            "attributes": dict(array.attrs),
+        }
+    )
+    return out
+
+
+def group_summary(group: Any) -> dict[str, Any]:
+    """Counts and sizes over every array below ``group`` (one listing of the hierarchy)."""
+    import zarrx
+
+    members = group.members(max_depth=None)
+    arrays = [node for _, node in members if isinstance(node, zarrx.Array)]
+    summaries = [array_summary(a) for a in arrays]
+    stored = sum(s["stored_bytes"] for s in summaries)
+    fixed = [s for s in summaries if s["data_bytes"] is not None]
+    decoded = sum(s["data_bytes"] for s in fixed) if fixed else None
+    fixed_stored = sum(s["stored_bytes"] for s in fixed)
+    return {
+        "path": group.name,
+        "type": "group",
+        "zarr_format": group.zarr_format,
+        "consolidated": group.consolidated is not None,
+        "arrays": len(arrays),
+        "groups": len(members) - len(arrays),
+        "chunks_initialised": sum(s["chunks_initialised"] for s in summaries),
+        "chunks_total": sum(s["chunks_total"] for s in summaries),
+        "stored_bytes": stored,
+        "data_bytes": decoded,
+        "compression_ratio": (
+            None if not fixed_stored or decoded is None else round(decoded / fixed_stored, 3)
+        ),
+        "variable_length_arrays": len(summaries) - len(fixed),
+        "attributes": dict(group.attrs),
+    }
+
+
+_LABELS = {
+    "location": "Location",
+    "path": "Path",
+    "type": "Type",
+    "zarr_format": "Zarr format",
+    "shape": "Shape",
+    "dtype": "Data type",
+    "chunks": "Chunk shape",
+    "shards": "Shard shape",
+    "fill_value": "Fill value",
+    "codecs": "Codecs",
+    "compressor": "Compressor",
+    "filters": "Filters",
+    "order": "Order",
+    "dimension_names": "Dimension names",
+    "consolidated": "Consolidated",
+    "arrays": "Arrays",
+    "groups": "Groups",
+    "chunks_initialised": "Chunks initialised",
+    "stored_bytes": "Stored size",
+    "data_bytes": "Data size",
+    "compression_ratio": "Compression ratio",
+    "attributes": "Attributes",
+}
+
+
+def _codec_text(codec: Any) -> str:
+    if not isinstance(codec, dict):
+        return str(codec)
+    name = codec.get("name") or codec.get("id")
+    config = codec.get("configuration", {k: v for k, v in codec.items() if k != "id"})
+    if not config:
+        return str(name)
+    inner = ", ".join(f"{k}={_codec_text(v) if isinstance(v, dict) else v}"
+                      for k, v in config.items())
+    return f"{name}({inner})"
+
+
+def render(summary: dict[str, Any]) -> str:
+    """The summary as aligned ``Label : value`` lines."""
+    rows: list[tuple[str, str]] = []
+    for key, value in summary.items():
+        if key in ("chunks_total", "variable_length_arrays"):
+            continue
+        if key == "shards" and value is None:
+            continue
+        label = _LABELS.get(key, key)
+        if key == "type":
+            text = str(value).capitalize()
+        elif key in ("shape", "chunks", "shards"):
+            text = str(tuple(value))
+        elif key == "chunks_initialised":
+            unit = "shards" if summary.get("shards") else "chunks"
+            label = f"{unit.capitalize()} initialised"
+            total = summary["chunks_total"]
+            pct = 100.0 * value / total if total else 100.0
+            text = f"{value} / {total} ({pct:.1f}%)"
+        elif key in ("stored_bytes", "data_bytes"):
+            if value is None:
+                text = "n/a (variable-length data)"
+            else:
+                text = human(value) if value < 1024 else f"{human(value)} ({value} B)"
+                if key == "data_bytes" and summary.get("variable_length_arrays"):
+                    text += " (fixed-size arrays only)"
+        elif key == "compression_ratio":
+            text = "n/a" if value is None else f"{value:.2f}"
+            if value is not None and summary.get("variable_length_arrays"):
+                text += " (fixed-size arrays only)"
+        elif key == "codecs":
+            text = " → ".join(_codec_text(c) for c in value or [])
+        elif key == "compressor":
+            text = "none" if value is None else _codec_text(value)
+        elif key == "filters":
+            text = "none" if not value else ", ".join(_codec_text(f) for f in value)
+        elif key == "consolidated":
+            text = "yes" if value else "no"
+        else:
+            text = str(value)
+        rows.append((label, text))
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}} : {text}" for label, text in rows)
