@@ -47,7 +47,8 @@ def _open(key: str, raw: bytes) -> None:
     try:
         node = zarrx.open(store)
         if isinstance(node, zarrx.Array):
-            node[...]  # the metadata must also be usable, not only parseable
+            # the metadata must also be usable, not only parseable: read a corner
+            node[tuple(slice(0, 2) for _ in node.shape)]
         else:
             node.members()
     except ZarrxError:

@@ -45,10 +45,10 @@ def initialised(array: Any) -> list[tuple[tuple[int, ...], str]]:
 
 def stored_size(store: Any, keys: list[str]) -> int:
     """Bytes stored under ``keys``."""
-    root = getattr(store, "root", None)
     from zarrx.storage import LocalStore
 
-    if isinstance(store, LocalStore) and root is not None:
+    if isinstance(store, LocalStore):
+        root = store.root
         total = 0
         for key in keys:
             with contextlib.suppress(FileNotFoundError):  # erased since the listing

@@ -164,16 +164,14 @@ def _convert(args: argparse.Namespace) -> int:
     )
     if args.verify:
         print(f"verified: {report.chunks_verified} chunks identical, structure as mapped")
+    if report.consolidated:
+        print("the source was consolidated: so is the destination")
     return 0
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="zarrx", formatter_class=_Formatter,
+        prog="zarrx", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Inspect, describe, validate and convert Zarr data (v3, v2 and the 3.0 "
         "draft).",
         epilog="Exit status: 0 success, 1 differences found, 2 bad input, 130 interrupted.",
@@ -182,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(name: str, summary: str, details: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=summary, description=f"{summary}.\n\n{details}",
-                              formatter_class=_Formatter)
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
 
     demo = command(
         "demo", "build an example hierarchy on a local store, write it, read it back, "

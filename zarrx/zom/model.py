@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from zarrx.errors import MetadataError, NodeNotFoundError
 from zarrx.zom.frozen import FrozenDict, canonical, freeze, json_equal, thaw
-from zarrx.zom.schema import check_json, detect_format, json_schema, node_schema
+from zarrx.zom.schema import check_json, detect_format, node_schema
 
 FORMATS = (3, 2)
 #: Keys of a ZOM document that are not properties of the Zarr node.
@@ -549,9 +549,9 @@ def from_json(doc: Any, *, zarr_format: int | None = None) -> ArraySpec | GroupS
     if zarr_format is not None and fmt != zarr_format:
         raise MetadataError(f"ZOM document: zarr_format is {fmt}, expected {zarr_format}")
     _check_format(fmt, "ZOM document")
-    kind = _node_kind(doc, fmt)
-    if kind == "group":
-        check_json(doc, json_schema(fmt, lenient=True))
-    else:
-        check_json(doc, node_schema(fmt, "array", lenient=True))
+    try:
+        kind = _node_kind(doc, fmt)
+    except MetadataError as e:
+        raise MetadataError(f"ZOM document: {e}") from None
+    check_json(doc, node_schema(fmt, kind, lenient=True))  # a group's members included
     return _build(doc, fmt, "")
