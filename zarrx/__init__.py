@@ -38,3 +38,12 @@ __all__ = [
     "open_group",
     "storage",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Subpackages loaded on first use, so ``import zarrx`` stays cheap."""
+    if name == "zom":
+        import zarrx.zom
+
+        return zarrx.zom
+    raise AttributeError(f"module 'zarrx' has no attribute {name!r}")

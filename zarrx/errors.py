@@ -110,4 +110,8 @@ class ArgumentError(ZarrxError, ValueError):
     """A function was called with an invalid combination of arguments (e.g. a bad mode)."""
 
 
-__all__ += ["ArgumentError"]
+class VerificationError(ZarrxError, ValueError):
+    """A copy does not match its source (``zarrx convert --verify``)."""
+
+
+__all__ += ["ArgumentError", "VerificationError"]

@@ -35,7 +35,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from zarrx.errors import ArgumentError, MetadataError, NodeExistsError, ZarrxError
+from zarrx.errors import (
+    ArgumentError,
+    MetadataError,
+    NodeExistsError,
+    VerificationError,
+    ZarrxError,
+)
 from zarrx.metadata import v3_draft
 
 STATE_KEY = ".zarrx-convert.json"
@@ -43,10 +49,6 @@ STATE_FORMAT = "zarrx-convert"
 STATE_VERSION = 1
 FORMATS: dict[str, Any] = {"2": 2, "3": 3, "3-draft": v3_draft.FORMAT}
 SAVE_INTERVAL = 1.0  # seconds between state writes while copying
-
-
-class VerificationError(ZarrxError, ValueError):
-    """``--verify`` found a chunk (or the structure) of the copy differing from the source."""
 
 
 def parse_format(value: Any) -> Any:

@@ -268,7 +268,46 @@ def build_parser() -> argparse.ArgumentParser:
     bar.add_argument("--no-progress", dest="progress", action="store_const", const="off",
                      help="never show the progress bar")
     conv.set_defaults(func=_convert, progress=None)
+
+    plugins = command(
+        "plugins", "list the codecs, data types, grids, key encodings, stores and extensions "
+        "installed",
+        "Every name of every zarrx entry-point group, with the object it points to and the\n"
+        "package that provides it. Nothing is imported to list them.",
+    )
+    plugins.set_defaults(func=_plugins)
+
+    fsck = command(
+        "fsck", "remove what killed writers left in a local store",
+        "Temporary files of writes that never finished (every key keeps its old or its new\n"
+        "value, whole) and the store's lock files. Run it when no writer is active.",
+    )
+    fsck.add_argument("path", help="a local directory store")
+    fsck.set_defaults(func=_fsck)
     return parser
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from zarrx import registry
+
+    for group in (registry.codecs, registry.data_types, registry.chunk_grids,
+                  registry.chunk_key_encodings, registry.stores, registry.extensions):
+        print(f"{group.group}:")
+        for name, eps in sorted(group.entry_points().items()):
+            for ep in eps:
+                owner = ep.dist.name if ep.dist is not None else "?"
+                print(f"  {name:45s} {ep.value}  [{owner}]")
+    return 0
+
+
+def _fsck(args: argparse.Namespace) -> int:
+    from zarrx.storage import LocalStore
+
+    removed = LocalStore(args.path).clean_leftovers()
+    for path in removed:
+        print(f"removed {path}")
+    print(f"{len(removed)} leftover(s) removed from {args.path}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -279,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except ZarrxError as e:
         print(f"zarrx: error: {e}", file=sys.stderr)
-        from zarrx.cli.convert import VerificationError
+        from zarrx.errors import VerificationError
 
         return 1 if isinstance(e, VerificationError) else 2
     except KeyboardInterrupt:

@@ -55,8 +55,8 @@ def parse_data_type(value: Any, *, where: str) -> Any:
         name = value["name"]
     else:
         raise MetadataError(f"{where}: data_type must be a string or an object, got {value!r}")
-    impl = registry.data_types.get(name)
     try:
+        impl = registry.data_types.get(name)
         return impl.from_json(value)
     except MetadataError as e:
         raise type(e)(f"{where}: {e}") from None
