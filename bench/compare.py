@@ -13,9 +13,11 @@ Why it is built this way:
 - **Interleaved.** Repeats go round-robin across the workers (the order rotates each round),
   so a slow phase of the machine hits every library alike; we report medians.
 - **Warm-up.** Each worker runs the operation before timing it: the first touch of large
-  fresh memory on a VM is very slow, and we want the steady state. (On this VM freed memory
-  is reported back to the host after ~2 s idle, and touching it again costs ~1 s per
-  256 MiB; back-to-back rounds let each worker reuse the pages the previous one just freed.)
+  fresh memory on a VM is very slow, and we want the steady state. On this VM free memory
+  is handed back to the host after ~2 s idle (free page reporting) and touching it again,
+  as huge pages, costs up to ~1 s per 256 MiB; so for the workloads that allocate tens of
+  MiB, each timed run directly follows an untimed one in the same worker, as in a loop of
+  back-to-back reads.
 - **Wall and CPU time.** Both are reported: CPU time summed over the worker's threads is
   less disturbed by other load on a shared machine, wall time shows the parallelism.
 - **Floors.** ``memcpy`` (``np.copyto`` into a preallocated array of the output size),
@@ -118,6 +120,11 @@ class Workload:
     kind: str  # "read", "write" or "hierarchy"
     what: str  # one line for the table's legend
     selections: Callable[[Sizes], list[Index]] = field(default=lambda s: [(Ellipsis,)])
+
+    @property
+    def big(self) -> bool:
+        """Allocates tens of MiB per run: each timed run follows an untimed one (below)."""
+        return self.kind == "write" or (self.kind == "read" and len(self.selections(QUICK)) == 1)
 
 
 def _full(s: Sizes) -> list[Index]:
@@ -653,6 +660,12 @@ def worker(lib: str, workload: str, sizes: Sizes, root: str, warmup: int) -> Non
         for line in sys.stdin:
             if line.strip() != "run":
                 break
+            if w.big and lib != "memcpy":
+                # Steady state of back-to-back reads: on this VM, memory idle for ~2 s goes
+                # back to the host (free page reporting) and the next touch of a NumPy
+                # array (transparent huge pages) costs up to ~1 s per 256 MiB. The other
+                # workers ran meanwhile, so run once untimed to get warm pages again.
+                op()
             gc.collect()
             c0, t0 = time.process_time(), time.perf_counter()
             result = op()

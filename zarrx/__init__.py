@@ -19,7 +19,7 @@ from zarrx.api import (
 )
 from zarrx.array import Array
 from zarrx.group import Group
-from zarrx.integrations.dask import store_dask, to_dask  # noqa: F401 - public API
+from zarrx.integrations.dask import store_dask, to_dask
 
 __version__ = "0.1.0"
 
@@ -37,6 +37,8 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "storage",
+    "store_dask",
+    "to_dask",
 ]
 
 

@@ -178,3 +178,12 @@ def test_distributed_local_cluster_writes_and_reads(tmp_path: Path) -> None:
 def test_public_names() -> None:
     assert zarrx.to_dask is to_dask
     assert zarrx.store_dask is store_dask
+
+
+def test_module_examples_run() -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module("zarrx.integrations.dask"))
+    assert result.attempted > 0
+    assert result.failed == 0

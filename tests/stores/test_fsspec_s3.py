@@ -454,3 +454,12 @@ def test_public_names() -> None:
 
     assert storage.FsspecStore is FsspecStore
     assert "FsspecStore" in storage.__all__
+
+
+def test_module_examples_run() -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module("zarrx.stores.fsspec"))
+    assert result.attempted > 0
+    assert result.failed == 0

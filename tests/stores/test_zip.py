@@ -289,3 +289,12 @@ def test_public_names() -> None:
 
     assert storage.ZipStore is ZipStore
     assert "ZipStore" in storage.__all__
+
+
+def test_module_examples_run() -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module("zarrx.stores.zip"))
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -126,6 +126,12 @@ class CodecPipeline:
         self.codecs: tuple[Codec, ...] = tuple(codecs)
         self._prepare = lru_cache(maxsize=64)(self._prepare_uncached)
 
+    def __getstate__(self) -> dict[str, Any]:  # the cache does not pickle; rebuild it
+        return {"codecs": self.codecs, "where": self.where}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["codecs"], where=state["where"])  # type: ignore[misc]
+
     @classmethod
     def from_json(cls, value: Any, *, where: str) -> CodecPipeline:
         if not isinstance(value, list | tuple) or not value:

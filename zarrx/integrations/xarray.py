@@ -212,7 +212,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
     """``engine="zarrx"``: Zarr v3, v2 and v3-draft datasets read by zarrx."""
 
     description = "Open Zarr datasets (v3, v2, v3 draft) with zarrx"
-    url = "https://github.com/zarrx/zarrx/blob/main/docs/dask-xarray.md"
+    url = ""  # documented in docs/dask-xarray.md
     open_dataset_parameters = (
         "filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
         "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group",

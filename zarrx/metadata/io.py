@@ -177,7 +177,8 @@ def read_node_consolidated(
     from zarrx.metadata import consolidated
 
     v2_key = f"{path}/{consolidated.V2_KEY}" if path else consolidated.V2_KEY
-    extra: dict[str, bytes | None] = {} if use_consolidated is False else {v2_key: None}
+    wants_v2 = use_consolidated is not False and zarr_format in (None, 2)
+    extra: dict[str, bytes | None] = {v2_key: None} if wants_v2 else {}
     meta = read_nodes(store, [path], zarr_format=zarr_format, also_fetch=extra)[0]
     if meta is None:
         raise NodeNotFoundError(f"no array or group at path {path or '/'!r} in {store!r}")

@@ -25,6 +25,15 @@ class _Backing:
         self.lock = threading.Lock()  # guards mutation and iteration; dict.get needs none
         self.name = name
 
+    def __getstate__(self) -> tuple[dict[str, bytes], str | None]:
+        # A pickled memory store is a copy (another process cannot share this memory).
+        with self.lock:
+            return dict(self.data), self.name
+
+    def __setstate__(self, state: tuple[dict[str, bytes], str | None]) -> None:
+        self.data, self.name = state
+        self.lock = threading.Lock()
+
 
 _named: dict[str, _Backing] = {}
 _named_lock = threading.Lock()

@@ -122,3 +122,13 @@ def test_key_longer_than_lmdb_allows(tmp_path: Path) -> None:
     assert store.get(key) is None
     assert store.list() == []
     store.close()
+
+
+def test_module_examples_run() -> None:
+    import doctest
+
+    import zarrx_lmdb
+
+    result = doctest.testmod(zarrx_lmdb)
+    assert result.attempted > 0
+    assert result.failed == 0
