@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import struct
-import time
 import tracemalloc
 
 import numcodecs
@@ -120,14 +119,11 @@ def test_header_sizes_checked_before_allocating() -> None:
     frame = _header(2**31 - 100, 16)  # claims ~2 GiB from a 16-byte frame
     tracemalloc.start()
     try:
-        t0 = time.perf_counter()
         with pytest.raises(CodecError, match="more than the expected 1048576"):
             codec.decode(frame, 1 << 20)
-        elapsed = time.perf_counter() - t0
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert elapsed < 1
     assert peak < 1 << 20
     with pytest.raises(CodecError, match="truncated"):
         codec.decode(_header(100, 1000) + bytes(100), 1000)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import gzip
-import time
 import tracemalloc
 import zlib
 
@@ -71,15 +70,12 @@ def test_bomb_refused_without_inflating_it() -> None:
     assert len(bomb) < 100_000
     tracemalloc.start()
     try:
-        t0 = time.perf_counter()
         with pytest.raises(CodecError, match="more than the expected 1048576"):
             GzipCodec().decode(bomb, 1 << 20)
-        elapsed = time.perf_counter() - t0
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 4 << 20
-    assert elapsed < 5
 
 
 def test_max_encoded_size_formula() -> None:

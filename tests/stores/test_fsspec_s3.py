@@ -344,25 +344,24 @@ def _hierarchy(url: str, s3: S3Server) -> dict[str, np.ndarray]:
     return arrays
 
 
-def test_consolidated_open_is_one_get(s3: S3Server, where: str) -> None:
+@pytest.mark.parametrize("zarr_format", [3, None])
+def test_consolidated_open_is_one_get(s3: S3Server, where: str, zarr_format: Any) -> None:
     """Opening a consolidated v3 hierarchy and visiting every member's metadata reads one
-    document, once. (zarrx also probes for a v2 ``.zmetadata`` in the same concurrent
-    batch: a 404 costing no extra round trip.)"""
+    document, once — also when the format is autodetected."""
     url = _url(where, "h.zarr")
     arrays = _hierarchy(url, s3)
     with s3.recorder.watch(delay=0.1) as requests:
-        g = zarrx.open_consolidated(url, mode="r", zarr_format=3, storage_options=s3.options)
+        g = zarrx.open_consolidated(
+            url, mode="r", zarr_format=zarr_format, storage_options=s3.options
+        )
         members = dict(g.members(max_depth=None))
         shapes = {name: node.shape for name, node in members.items() if hasattr(node, "shape")}
         assert g.attrs["title"] == "t"
     assert shapes == {"x": (20,), "y": (20,), "sub/z": (20,)}
     root = f"/{BUCKET}/{where}/h.zarr/"
-    found = [(r.method, r.path) for r in requests if r.status == 200]
-    assert found == [("GET", root + "zarr.json")]  # the one GET that returns data
-    probes = [(r.method, r.path, r.status) for r in requests if r.status != 200]
-    assert probes in ([], [("GET", root + ".zmetadata", 404)])
-    assert all(not r.query and r.range is None for r in requests)  # no listing, no chunk
-    assert max(r.start for r in requests) < min(r.end for r in requests)  # one round trip
+    assert [(r.method, r.path, r.status) for r in requests] == [
+        ("GET", root + "zarr.json", 200)
+    ]  # one GET, no listing, no probe, no chunk
     np.testing.assert_array_equal(members["sub/z"][...], arrays["sub/z"])
 
 
@@ -375,9 +374,7 @@ def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, where:
     b = zarrx.open_array(url, mode="r", storage_options=s3.options)
     delay = 0.2
     with s3.recorder.watch(delay=delay) as requests:
-        start = time.perf_counter()
         got = b[8:16, :]  # one row of 8 inner chunks, all in shard c/0/0
-        elapsed = time.perf_counter() - start
     np.testing.assert_array_equal(got, data[8:16, :])
     shard = f"/{BUCKET}/{where}/shard.zarr/c/0/0"
     assert all(r.path == shard and r.method == "GET" for r in requests)
@@ -388,10 +385,8 @@ def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, where:
     chunk_bytes = 8 * 8 * 2
     starts = sorted(int(r.range.removeprefix("bytes=").split("-")[0]) for r in inner)
     assert starts == [chunk_bytes * (8 + i) for i in range(8)]  # row 1 of the 8x8 grid
-    # Concurrent: every inner read began before the first of them ended...
+    # Concurrent: every inner read began before the first of them ended.
     assert max(r.start for r in inner) < min(r.end for r in inner)
-    # ...so the nine requests took about two latencies, not nine.
-    assert elapsed < 5 * delay
 
 
 def test_http_reads_a_consolidated_hierarchy(s3: S3Server, where: str) -> None:

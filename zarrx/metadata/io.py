@@ -126,10 +126,31 @@ def layout_of(meta: Any) -> Layout:
 def read_nodes(
     store: Store, paths: Sequence[str], *, zarr_format: Any = None, also_fetch: Any = None
 ) -> list[Any]:
-    """The parsed metadata of each node (``None`` where none), in one batched read."""
-    layouts = (
-        list(LAYOUTS.values()) if zarr_format is None else [LAYOUTS[check_format(zarr_format)]]
-    )
+    """The parsed metadata of each node (``None`` where none).
+
+    ``also_fetch``: more keys (v2's ``.zmetadata``) to read in the same batch as the v2
+    documents, filled in place. On low-latency stores every candidate document of every
+    format is read in one batch. On high-latency stores (object stores) the default
+    format's documents are asked for first, so opening a v3 node costs one GET, and v2's
+    only where no v3 node was found.
+    """
+    if zarr_format is None and store.batched_reads:
+        found = _read_nodes(store, paths, (3, v3_draft.FORMAT), None, required=False)
+        missing = [p for p, m in zip(paths, found) if m is None]
+        if missing:
+            rest = dict(zip(missing, _read_nodes(store, missing, (2,), also_fetch)))
+            found = [rest[p] if m is None else m for p, m in zip(paths, found)]
+        return found
+    formats = tuple(LAYOUTS) if zarr_format is None else (check_format(zarr_format),)
+    return _read_nodes(store, paths, formats, also_fetch, required=zarr_format is not None)
+
+
+def _read_nodes(
+    store: Store, paths: Sequence[str], formats: tuple[Any, ...], also_fetch: Any,
+    *, required: bool = True,
+) -> list[Any]:
+    """One batched read of the documents of ``formats`` for every path."""
+    layouts = [LAYOUTS[f] for f in formats]
     # The draft is known by its root entry point, read in the same batch; its nodes next.
     probe_draft = any(layout.zarr_format == v3_draft.FORMAT for layout in layouts)
     layouts = [layout for layout in layouts if layout.zarr_format != v3_draft.FORMAT]
@@ -142,7 +163,7 @@ def read_nodes(
         also_fetch.update({k: docs[k] for k in extra})
     if probe_draft:
         entry = v3_draft.entry_point_from(
-            docs.get(v3_draft.ENTRY_POINT_KEY), required=zarr_format is not None
+            docs.get(v3_draft.ENTRY_POINT_KEY), required=required and len(formats) == 1
         )
         if entry is not None:
             return v3_draft.DraftLayout(entry).read_nodes(store, paths)

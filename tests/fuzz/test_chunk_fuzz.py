@@ -1,0 +1,341 @@
+"""Fuzzed chunk bytes, for every codec chain: truncation at every offset, every single-bit
+flip, appended garbage, empty and random values, shard indexes pointing outside the shard.
+
+Reading a corrupted chunk must raise :class:`zarrx.errors.CodecError` or, where nothing in
+the chain can tell, return data of the right shape and dtype: never another exception
+type, a crash or a large allocation. With ``crc32c`` covering the bytes, every single-bit
+flip must be detected.
+
+Each chain is fuzzed in a child process whose address space is capped with
+``RLIMIT_AS`` (a decoder that trusts a size in the data gets ``MemoryError`` there, which
+counts as a failure, instead of taking the machine's memory), and whose Python
+allocations are traced with ``tracemalloc`` (the peak per read must stay small). A crash
+of the child (a segfault in a C decoder) fails the test and names the last case read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import tracemalloc
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import CodecError
+from zarrx.storage import LocalStore, MemoryStore
+
+ROOT = Path(__file__).resolve().parents[2]
+SHAPE = (8, 6)
+CHUNKS = (4, 3)
+KEY = "c/0/0"  # the chunk (or shard) that gets corrupted
+EMPTY = 2**64 - 1
+#: Largest traced allocation peak of one read of a corrupted small array.
+PEAK_LIMIT = 1 << 20
+#: Address space the child may add after its set-up (a "huge allocation" is far beyond).
+AS_HEADROOM = 1 << 30
+
+ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": False}}
+CRC = {"name": "crc32c"}
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def _sharding(index_codecs=None, inner=None, location="end"):
+    config = {"chunk_shape": [2, 3], "codecs": inner or [BYTES], "index_location": location}
+    if index_codecs is not None:
+        config["index_codecs"] = index_codecs
+    return {"name": "sharding_indexed", "configuration": config}
+
+
+# name -> (create_array keywords, dtype, what detects a flip: "all" bits, "index" bits, None)
+CHAINS = {
+    "bytes": (dict(compressors=None), "i2", None),
+    "bytes-big-f8": (dict(serializer={"name": "bytes", "configuration": {"endian": "big"}},
+                          compressors=None), "f8", None),
+    "gzip": (dict(compressors=[{"name": "gzip", "configuration": {"level": 5}}]), "i4", None),
+    "zstd": (dict(compressors=[ZSTD]), "i4", None),
+    "zstd-checksum": (dict(compressors=[{"name": "zstd", "configuration": {
+        "level": 3, "checksum": True}}]), "u2", None),
+    "blosc-lz4": (dict(compressors=[{"name": "blosc", "configuration": {
+        "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4,
+        "blocksize": 0}}]), "f4", None),
+    "blosc-zstd-bitshuffle": (dict(compressors=[{"name": "blosc", "configuration": {
+        "cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 2,
+        "blocksize": 0}}]), "i2", None),
+    "crc32c": (dict(compressors=[CRC]), "i4", "all"),
+    "zstd+crc32c": (dict(compressors=[ZSTD, CRC]), "i4", "all"),
+    "transpose+bytes+zstd": (dict(filters=[{"name": "transpose", "configuration": {
+        "order": [1, 0]}}], compressors=[ZSTD]), "u4", None),
+    "sharding": (dict(serializer=_sharding(), compressors=None), "i2", "index"),
+    "sharding-crc32c-inner": (dict(serializer=_sharding(inner=[BYTES, CRC]),
+                                   compressors=None), "i2", "all"),
+    "sharding-index-start": (dict(serializer=_sharding(location="start"),
+                                  compressors=None), "i4", "index"),
+    "sharding-no-index-crc": (dict(serializer=_sharding(index_codecs=[BYTES]),
+                                   compressors=None), "i2", None),
+    "sharding-zstd-inner": (dict(serializer=_sharding(inner=[BYTES, ZSTD]),
+                                 compressors=None), "i4", "index"),
+    "vlen-utf8": (dict(serializer={"name": "vlen-utf8"}, compressors=None), str, None),
+    "vlen-utf8+zstd": (dict(serializer={"name": "vlen-utf8"}, compressors=[ZSTD]), str, None),
+}
+
+
+def _values(dtype) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    if dtype is str:
+        words = ["", "a", "zarr", "é", "日本", "x" * 9]
+        return np.array([[words[(i * 7 + j) % 6] + str(i) for j in range(SHAPE[1])]
+                         for i in range(SHAPE[0])], dtype=np.dtypes.StringDType())
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return rng.standard_normal(SHAPE).astype(dt)
+    # a few repeats so compressors have something to do, and no zeros (the fill value)
+    return (rng.integers(1, 50, SHAPE) * (1 + np.arange(SHAPE[1]) % 2)).astype(dt)
+
+
+def _make(name: str, store) -> tuple[zarrx.Array, np.ndarray]:
+    kwargs, dtype, _ = CHAINS[name]
+    a = zarrx.create_array(store, shape=SHAPE, chunks=CHUNKS, dtype=dtype, **kwargs)
+    values = _values(dtype)
+    a[...] = values
+    np.testing.assert_array_equal(a[...], values)
+    return a, values
+
+
+def _index_region(name: str, shard: bytes) -> range:
+    """Byte offsets of a shard's index (2 x 2 inner chunks, 16 bytes each, + crc32c)."""
+    size = 4 * 16 + (0 if "no-index-crc" in name else 4)
+    if "index-start" in name:
+        return range(0, size)
+    return range(len(shard) - size, len(shard))
+
+
+def _shard_index_attacks(name: str, shard: bytes) -> list[tuple[str, bytes]]:
+    """Shards whose index (with a valid checksum) points outside the shard, into the
+    index, or at sizes that overflow."""
+    from zarrx.codecs.crc32c import _crc32c
+
+    has_crc = "no-index-crc" not in name
+    region = _index_region(name, shard)
+    entries = list(struct.iter_unpack("<QQ", shard[region.start:region.start + 64]))
+    n = len(shard)
+    cases = {
+        "offset past the end": (n + 10, entries[0][1]),
+        "offset at the end": (n, 1),
+        "size past the end": (entries[0][0], n + 1),
+        "offset+size wraps 2**64": (2**64 - 8, 16),
+        "offset 2**63": (2**63, entries[0][1]),
+        "size 2**63": (entries[0][0], 2**63),
+        "huge size": (0, 2**64 - 2),
+        "offset empty size not": (EMPTY, entries[0][1]),
+        "size empty offset not": (entries[0][0], EMPTY),
+        "zero size": (entries[0][0], 0),
+        "short size": (entries[0][0], 5),
+        "long size inside": (0, entries[0][1] + 1),
+        "into the index": (region.start, entries[0][1]),
+    }
+    out = []
+    for label, entry in cases.items():
+        for slot in (0, 3):
+            table = list(entries)
+            table[slot] = entry
+            raw = b"".join(struct.pack("<QQ", o, s) for o, s in table)
+            if has_crc:
+                raw += _crc32c()(raw).to_bytes(4, "little")
+            out.append((f"index {label} (slot {slot})",
+                        shard[:region.start] + raw + shard[region.stop:]))
+    return out
+
+
+def _cases(name: str, original: bytes) -> list[tuple[str, bytes, bool]]:
+    """(label, corrupted value, must a checksum detect it)."""
+    _, _, detect = CHAINS[name]
+    rng = random.Random(zlib.crc32(name.encode()))
+    cases: list[tuple[str, bytes, bool]] = [("empty value", b"", detect is not None)]
+    for cut in range(1, len(original)):
+        cases.append((f"truncated to {cut}", original[:cut], detect is not None))
+    protected = (range(len(original)) if detect == "all"
+                 else _index_region(name, original) if detect == "index" else range(0))
+    for bit in range(len(original) * 8):
+        flipped = bytearray(original)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        cases.append((f"bit {bit} flipped", bytes(flipped), bit // 8 in protected))
+    for extra in (b"\0", b"\xff" * 7, bytes(rng.randrange(256) for _ in range(300)),
+                  b"\0" * 4096, original):
+        cases.append((f"{len(extra)} bytes appended", original + extra, detect is not None))
+    for size in (1, 3, 4, 15, 16, 17, len(original) - 1, len(original), len(original) + 1, 600):
+        for _ in range(4):
+            junk = bytes(rng.randrange(256) for _ in range(size))
+            cases.append((f"{size} random bytes", junk, detect is not None))
+    for prefix in (b"\x28\xb5\x2f\xfd", b"\x1f\x8b\x08\x00", b"\x02\x01\x21\x04"):
+        # plausible magic numbers (zstd, gzip, blosc) followed by hostile size fields
+        for filler in (b"\xff" * 28, b"\x7f" * 28, b"\x00" * 28):
+            cases.append((f"magic {prefix.hex()} + {filler[:1].hex()}", prefix + filler,
+                          detect is not None))
+    if name.startswith("sharding"):
+        cases += [(label, raw, False) for label, raw in _shard_index_attacks(name, original)]
+    return cases
+
+
+def _read_all(a: zarrx.Array, values: np.ndarray) -> list[np.ndarray]:
+    """Several reads touching the corrupted chunk: the whole array, one element, a part
+    (for sharding: the partial-decode path with byte ranges), a fancy selection."""
+    return [
+        a[...],
+        np.asarray(a[0, 0]).reshape(()),
+        a[1:3, 1:2],
+        a.oindex[[0, 3], [2]],
+        a.vindex[[3, 5], [0, 4]],
+    ]
+
+
+EXPECTED_SHAPES = [SHAPE, (), (2, 1), (2, 1), (2,)]
+
+
+def _worker(name: str, store_kind: str, tmp: str) -> None:
+    """Child process: fuzz one chain, print a JSON report on stdout (last line)."""
+    import resource
+
+    store = MemoryStore() if store_kind == "memory" else LocalStore(os.path.join(tmp, name))
+    a, values = _make(name, store)
+    original = store.get(KEY)
+    assert original is not None
+    cases = _cases(name, original)
+    for _ in range(2):  # warm caches and thread pools before the limits are measured
+        _read_all(a, values)
+    with open("/proc/self/statm") as f:
+        vm = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (vm + AS_HEADROOM, vm + AS_HEADROOM))
+    tracemalloc.start()
+    report = {"cases": len(cases), "errors": 0, "returned": 0, "bad": [],
+              "undetected": [], "peak": 0, "peak_case": ""}
+    for label, raw, must_detect in cases:
+        print(label, file=sys.stderr, flush=True)  # the last line names a crashing case
+        store.set(KEY, raw)
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        returned = True
+        try:
+            results = _read_all(a, values)
+        except CodecError:
+            returned = False
+        except BaseException as e:  # noqa: BLE001 - classify everything else
+            report["bad"].append(f"{label}: {type(e).__module__}.{type(e).__name__}: {e}")
+            continue
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if peak > report["peak"]:
+            report["peak"], report["peak_case"] = peak, label
+        if returned:
+            report["returned"] += 1
+            for got, shape in zip(results, EXPECTED_SHAPES):
+                if not isinstance(got, np.ndarray) or got.shape != shape or (
+                        got.dtype != values.dtype):
+                    report["bad"].append(f"{label}: returned {type(got)} "
+                                         f"{getattr(got, 'shape', None)}")
+            if must_detect:
+                report["undetected"].append(label)
+        else:
+            report["errors"] += 1
+    store.set(KEY, original)  # and the array is intact again
+    np.testing.assert_array_equal(a[...], values)
+    print(json.dumps(report))
+
+
+def _run(name: str, store_kind: str, tmp_path) -> dict:
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from tests.fuzz.test_chunk_fuzz import _worker; "
+            "_worker(sys.argv[2], sys.argv[3], sys.argv[4])")
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT), name, store_kind,
+                           str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    tail = "\n".join(proc.stderr.splitlines()[-15:])
+    assert proc.returncode == 0, f"fuzz worker for {name!r} died ({proc.returncode}):\n{tail}"
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_corrupted_chunks(name, tmp_path):
+    report = _run(name, "memory", tmp_path)
+    assert report["bad"] == [], f"{len(report['bad'])} bad outcomes: {report['bad'][:10]}"
+    assert report["undetected"] == [], (
+        f"{len(report['undetected'])} corruptions not detected: {report['undetected'][:10]}")
+    assert report["peak"] < PEAK_LIMIT, report
+    assert report["errors"] > 0  # the corruptions were seen at all
+    _, _, detect = CHAINS[name]
+    if detect == "all":  # a checksum over every byte: nothing corrupted reads back
+        assert report["returned"] == 0, report
+
+
+@pytest.mark.parametrize("name", ["sharding", "sharding-no-index-crc", "zstd+crc32c"])
+def test_corrupted_chunks_local_store(name, tmp_path):
+    # byte ranges past the end of a file, and partial shard reads through the file system
+    report = _run(name, "local", tmp_path)
+    assert report["bad"] == [], f"{len(report['bad'])} bad outcomes: {report['bad'][:10]}"
+    assert report["undetected"] == []
+    assert report["peak"] < PEAK_LIMIT, report
+
+
+def test_every_bit_flip_detected_with_crc32c():
+    """In process, explicitly: bytes + crc32c, each bit of a chunk flipped in turn."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(5,), chunks=(5,), dtype="u2", compressors=[CRC])
+    a[...] = np.arange(1, 6, dtype="u2")
+    original = store.get("c/0")
+    assert len(original) == 10 + 4
+    for bit in range(len(original) * 8):
+        flipped = bytearray(original)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        store.set("c/0", bytes(flipped))
+        with pytest.raises(CodecError, match="c/0"):
+            a[...]
+    store.set("c/0", original)
+    np.testing.assert_array_equal(a[...], np.arange(1, 6))
+
+
+def test_every_bit_flip_of_a_default_shard_index_is_detected():
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(4,), chunks=(1,), shards=(4,), dtype="u1",
+                           compressors=None, fill_value=0)
+    a[...] = np.array([1, 2, 3, 4], dtype="u1")
+    original = store.get("c/0")
+    index_size = 4 * 16 + 4
+    assert len(original) == 4 + index_size
+    for bit in range(4 * 8, len(original) * 8):
+        flipped = bytearray(original)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        store.set("c/0", bytes(flipped))
+        for selection in (Ellipsis, 2, slice(1, 3)):
+            with pytest.raises(CodecError):
+                a[selection]
+
+
+def test_absurd_sizes_do_not_allocate():
+    """zstd and blosc headers claiming huge outputs are refused before allocating."""
+    store = MemoryStore()
+    z = zarrx.create_array(store, "z", shape=(16,), chunks=(16,), dtype="u1",
+                           compressors=[ZSTD])
+    b = zarrx.create_array(store, "b", shape=(16,), chunks=(16,), dtype="u1",
+                           compressors=[{"name": "blosc", "configuration": {"cname": "lz4"}}])
+    # a zstd frame (single segment, 8-byte content size of 64 GiB) with one RLE block
+    frame = struct.pack("<IB", 0xFD2FB528, 0xE0) + (64 << 30).to_bytes(8, "little")
+    frame += ((16 << 3) | (1 << 1) | 1).to_bytes(3, "little") + b"\x07"
+    blosc = bytes([2, 1, 0x01, 1]) + struct.pack("<III", 64 << 30, 0, 32) + b"\0" * 16
+    tracemalloc.start()
+    try:
+        for array, raw in ((z, frame), (b, blosc)):
+            store.set(f"{array.path}/c/0", raw)
+            tracemalloc.reset_peak()
+            with pytest.raises(CodecError):
+                array[...]
+            assert tracemalloc.get_traced_memory()[1] < PEAK_LIMIT
+    finally:
+        tracemalloc.stop()
