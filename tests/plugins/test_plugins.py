@@ -23,23 +23,13 @@ def plugin_env(tmp_path_factory):
     """An environment for subprocesses: this one plus the plugins, installed with pip into
     a directory of their own that only the subprocesses put on their path."""
     target = tmp_path_factory.mktemp("plugins")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            "--target",
-            str(target),
-            *(str(ROOT / "plugins" / plugin) for plugin in PLUGINS),
-        ],
-        check=True,
-        capture_output=True,
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+         "--disable-pip-version-check", "--target", str(target),
+         *(str(ROOT / "plugins" / plugin) for plugin in PLUGINS)],
+        capture_output=True, text=True,
     )
+    assert result.returncode == 0, result.stderr
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
 
 

@@ -8,6 +8,7 @@ that shape.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -61,6 +62,10 @@ def coerce_codec(value: Any, *, where: str) -> Codec:
 
         return numcodecs_codec(value["id"], value)
     return codec_from_json(value, where=where)
+
+
+#: Parsed pipelines by their canonical JSON (see :meth:`CodecPipeline.from_json`).
+_SHARED: dict[str, CodecPipeline] = {}
 
 
 @dataclass(frozen=True)
@@ -134,9 +139,22 @@ class CodecPipeline:
 
     @classmethod
     def from_json(cls, value: Any, *, where: str) -> CodecPipeline:
+        """Parse a ``codecs`` list. Pipelines are immutable, so arrays with the same codec
+        list (a hierarchy of many similar arrays) share one, and its prepared chains."""
         if not isinstance(value, list | tuple) or not value:
             raise MetadataError(f"{where}: 'codecs' must be a non-empty list, got {value!r}")
-        return cls([codec_from_json(v, where=where) for v in value], where=where)
+        try:
+            key = json.dumps(value, sort_keys=True)
+        except (TypeError, ValueError):
+            key = None
+        shared = _SHARED.get(key) if key is not None else None
+        if shared is None:
+            shared = cls([codec_from_json(v, where=where) for v in value], where=where)
+            if key is not None:
+                if len(_SHARED) >= 256:
+                    _SHARED.clear()
+                _SHARED[key] = shared
+        return shared
 
     def to_json(self) -> list[dict[str, Any]]:
         return [c.to_dict() for c in self.codecs]

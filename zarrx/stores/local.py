@@ -190,7 +190,11 @@ class LocalStore(Store):
         jobs = [(self._path(key), byte_range, key) for key, byte_range in requests]
         if len(jobs) < _MIN_CONCURRENT_READS:
             return [_read(*job) for job in jobs]
-        return list(_read_pool().map(lambda job: _read(*job), jobs))
+        # One task per slice, not per key: a thousand small reads are not a thousand hand-offs.
+        size = -(-len(jobs) // _MAX_READ_THREADS)
+        slices = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        results = _read_pool().map(lambda part: [_read(*job) for job in part], slices)
+        return [value for part in results for value in part]
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
