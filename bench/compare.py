@@ -767,6 +767,7 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
     return {
         "times": times,
         "median": {lib: statistics.median(ts) for lib, ts in times.items() if ts},
+        "min": {lib: min(ts) for lib, ts in times.items() if ts},
         "cpu_times": cpu,
         "cpu_median": {lib: statistics.median(ts) for lib, ts in cpu.items() if ts},
         "versions": {wk.lib: wk.info["version"] for wk in workers},
@@ -953,7 +954,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         versions.update(res["versions"])
     print("\nWall time (median):\n")
     print(table(results, libs))
-    print("\nCPU time, all threads of the worker (median; robust to other load on the "
+    print("\nCPU time, all threads of the worker (median; less disturbed by other load on the "
           "machine):\n")
     print(table(results, libs, key="cpu_median"))
     print()

@@ -58,3 +58,9 @@ def cached_stores() -> dict[str, str]:
     """For ``setup_cache``: asv runs it in a scratch directory that it removes afterwards,
     and passes the returned absolute paths to every benchmark of the suite."""
     return write_stores(os.path.abspath("stores"))
+
+
+def warm_up(array: zarrx.Array) -> None:
+    """One small read, so that codec modules load (lazily, on first use) before timing:
+    ``asv run --quick`` times a single call, which would otherwise include the imports."""
+    array[(0,) * array.ndim]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zarrx
 
-from .common import cached_stores
+from .common import cached_stores, warm_up
 
 
 class PointRead:
@@ -18,6 +18,7 @@ class PointRead:
 
     def setup(self, stores: dict[str, str], layout: str) -> None:
         self.array = zarrx.open_array(stores[layout], mode="r")
+        warm_up(self.array)
 
     def time_single_element(self, stores: dict[str, str], layout: str) -> None:
         self.array[33, 70, 129]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zarrx
 
-from .common import cached_stores
+from .common import cached_stores, warm_up
 
 
 class FullRead:
@@ -18,6 +18,7 @@ class FullRead:
 
     def setup(self, stores: dict[str, str], codec: str) -> None:
         self.array = zarrx.open_array(stores[codec], mode="r")
+        warm_up(self.array)
 
     def time_full_read(self, stores: dict[str, str], codec: str) -> None:
         self.array[...]
@@ -37,6 +38,7 @@ class SingleThreadRead:
 
     def setup(self, stores: dict[str, str], codec: str) -> None:
         self.array = zarrx.open_array(stores[codec], mode="r")
+        warm_up(self.array)
 
     def time_full_read_1_thread(self, stores: dict[str, str], codec: str) -> None:
         with zarrx.config.set(threads=1):

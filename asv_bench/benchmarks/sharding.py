@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zarrx
 
-from .common import INNER, cached_stores
+from .common import INNER, cached_stores, warm_up
 
 
 class Sharding:
@@ -15,6 +15,7 @@ class Sharding:
 
     def setup(self, stores: dict[str, str]) -> None:
         self.array = zarrx.open_array(stores["sharded"], mode="r")
+        warm_up(self.array)
         self.inner = tuple(slice(c, 2 * c) for c in INNER)  # one inner chunk, not the first
 
     def time_full_read(self, stores: dict[str, str]) -> None:

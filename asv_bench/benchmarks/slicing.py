@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zarrx
 
-from .common import REGION, cached_stores
+from .common import REGION, cached_stores, warm_up
 
 
 class Slicing:
@@ -15,6 +15,7 @@ class Slicing:
 
     def setup(self, stores: dict[str, str]) -> None:
         self.array = zarrx.open_array(stores["lz4"], mode="r")
+        warm_up(self.array)
 
     def time_strided(self, stores: dict[str, str]) -> None:
         self.array[::2, ::2, ::2]
