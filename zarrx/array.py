@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import replace
@@ -271,6 +272,8 @@ class Array(Node):
         new = tuple(int(s) for s in new)
         if len(new) != self.ndim or any(s < 0 for s in new):
             raise ShapeError(f"{self.name}: cannot resize {self.shape} to {new}")
+        if math.prod(new) > 2**63 - 1:
+            raise ShapeError(f"{self.name}: new shape {new} holds more than 2**63-1 elements")
         old = self.shape
         grid = self._metadata.chunk_grid
         old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)
@@ -283,11 +286,12 @@ class Array(Node):
                     for a in range(self.ndim)
                 )
                 self[margin] = self.fill_value
-        doomed = [
-            self._chunk_store.key(coords)
-            for coords in np.ndindex(*old_grid)
-            if any(c >= n for c, n in zip(coords, new_grid))
-        ]
+        doomed = []  # chunks past the new grid, by the first axis they are past it on
+        for axis in range(self.ndim):  # (never a walk over every chunk of a huge grid)
+            ranges = [range(min(n, o)) if a < axis else range(n, o) if a == axis else range(o)
+                      for a, (n, o) in enumerate(zip(new_grid, old_grid))]
+            if len(ranges[axis]):
+                doomed += map(self._chunk_store.key, itertools.product(*ranges))
         for key in doomed:
             self._store.erase(key)
         self._write_metadata(self._metadata.with_shape(new))

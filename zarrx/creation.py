@@ -124,6 +124,7 @@ def array_metadata_v2(
     if stored.byteorder == "=":
         stored = stored.newbyteorder("<" if np.little_endian else ">")
     chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
+    check_product(chunk_shape, where=where, field="chunks", itemsize=stored.itemsize)
     separator = "."
     if chunk_key_encoding is not None:
         separator = dict(chunk_key_encoding).get("configuration", {}).get("separator", ".")

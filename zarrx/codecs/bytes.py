@@ -134,8 +134,10 @@ class BytesCodec(ArrayBytesCodec):
             )
 
     def stored_dtype(self, spec: ChunkSpec) -> np.dtype:
-        """The dtype of the stored bytes: ``spec.dtype`` in this codec's byte order."""
-        if self.endian is None or not has_byte_order(spec.dtype):
+        """The dtype of the stored bytes: ``spec.dtype`` in this codec's byte order.
+        Records (v2 structured dtypes) carry a byte order per field and are stored as
+        they are: the chain before this codec has put each field in its stored order."""
+        if self.endian is None or not has_byte_order(spec.dtype) or spec.dtype.fields:
             return spec.dtype
         return spec.dtype.newbyteorder("<" if self.endian == "little" else ">")
 

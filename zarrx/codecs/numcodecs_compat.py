@@ -185,7 +185,8 @@ def to_numcodecs_config(codec: Any, itemsize: int) -> dict[str, Any]:
         return codec.to_v2()
     config = codec.to_config()
     if codec.name == "blosc":
-        shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}[config.get("shuffle", "shuffle")]
+        shuffles = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2, None: -1}  # None: automatic
+        shuffle = shuffles[config.get("shuffle")]
         return {"id": "blosc", "cname": config["cname"], "clevel": config["clevel"],
                 "shuffle": shuffle, "blocksize": config.get("blocksize", 0)}
     if codec.name == "zstd":

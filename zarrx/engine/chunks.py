@@ -43,8 +43,8 @@ class ChunkStore:
 
     # -- element operations: the Cython kernels for fixed-size types, NumPy otherwise ------
     def copy(self, src: np.ndarray, dst: np.ndarray) -> None:
-        if self.variable:
-            dst[...] = src
+        if self.variable or (src.dtype.fields is not None and src.dtype != dst.dtype):
+            dst[...] = src  # NumPy converts records field by field
         else:
             copy_strided(src, dst, swap_unit(src.dtype))
 

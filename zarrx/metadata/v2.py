@@ -45,13 +45,21 @@ VLEN_IDS = ("vlen-utf8", "vlen-bytes")
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
+def _descr(fields: list[Any]) -> list[tuple[Any, ...]]:
+    """A JSON record description (nested lists) as NumPy's list of tuples."""
+    return [
+        (f[0], _descr(f[1]) if isinstance(f[1], list) else f[1], *(tuple(s) for s in f[2:]))
+        for f in fields
+    ]
+
+
 def parse_dtype(value: Any, *, where: str) -> np.dtype:
     """A v2 ``dtype``: a NumPy type string or a structured list."""
     try:
         if isinstance(value, str):
             dtype = np.dtype(value)
         elif isinstance(value, list):
-            dtype = np.dtype([tuple(f) for f in value])
+            dtype = np.dtype(_descr(value))
         else:
             raise TypeError
     except (TypeError, ValueError):
@@ -114,7 +122,8 @@ def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -
             raw = base64.standard_b64decode(value) if isinstance(value, str) else bytes(value)
             if nat.kind == "S":
                 return np.array(raw, dtype=nat)[()]
-            return np.frombuffer(raw.ljust(nat.itemsize, b"\0")[: nat.itemsize], nat)[0]
+            raw = raw.ljust(nat.itemsize, b"\0")[: nat.itemsize]
+            return np.frombuffer(raw, dtype).astype(nat)[0]  # bytes in the stored byte order
         if nat.kind == "U":
             return np.array(value, dtype=nat)[()]
         if nat.kind in "Mm":
@@ -143,7 +152,7 @@ def fill_to_json(dtype: np.dtype, value: Any) -> Any:
         return value if isinstance(value, str) else base64.standard_b64encode(value).decode()
     scalar = np.asarray(value, dtype=nat)[()]
     if nat.fields is not None or nat.kind in "SV":
-        return base64.standard_b64encode(np.asarray(scalar, dtype=nat).tobytes()).decode()
+        return base64.standard_b64encode(np.asarray(scalar, dtype=dtype).tobytes()).decode()
     if nat.kind == "f":
         v = float(scalar)
         return (
@@ -252,7 +261,7 @@ class ArrayMetadataV2:
             if self.stored_dtype.hasobject:
                 chain.append(self._vlen())
             else:
-                if self.filters:
+                if self.filters or self.stored_dtype.fields is not None:
                     chain.append(StoredOrder(self.stored_dtype))
                 chain.extend(self.filters)
                 chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))

@@ -122,13 +122,14 @@ def normalize_basic(selection: Any, shape: tuple[int, ...]) -> BasicSelection:
                 raise SelectionError(f"invalid slice {item!r} for axis {axis}: {e}") from None
             r = range(start, stop, step)
             count = len(r)
+            # With at most one element the step is irrelevant (and may exceed int64).
             if step > 0 or count == 0:
                 starts.append(start if count else 0)
-                steps.append(max(step, 1) if count else 1)
+                steps.append(step if count > 1 else 1)
                 flipped.append(False)
             else:
                 starts.append(r[-1])
-                steps.append(-step)
+                steps.append(-step if count > 1 else 1)
                 flipped.append(count > 1)
             counts.append(count)
             dropped.append(False)
