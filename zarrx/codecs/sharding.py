@@ -24,13 +24,11 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from zarrx._core.assemble import all_equal, copy_strided, fill
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.abc.store import ByteRange
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
-from zarrx.data_types.core import fill_bytes
-from zarrx.engine.chunks import swap_unit
+from zarrx.engine.elements import Elements
 from zarrx.engine.plan import ChunkProjection, plan_basic
 from zarrx.errors import CodecError, MetadataError
 from zarrx.selection.normalize import normalize_basic
@@ -52,7 +50,7 @@ class _Layout:
     chunks_per_shard: tuple[int, ...]
     index_nbytes: int
     grid: RegularChunkGrid
-    fill: bytes
+    elements: Elements
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +152,7 @@ class ShardingCodec(ArrayBytesCodec):
                 chunks_per_shard=index_spec.shape[:-1],
                 index_nbytes=size,
                 grid=RegularChunkGrid(self.chunk_shape),
-                fill=fill_bytes(spec.dtype, spec.fill_value),
+                elements=Elements.of(spec.dtype, spec.fill_value),
             )
             self._layouts[spec] = found
         return found
@@ -239,13 +237,13 @@ class ShardingCodec(ArrayBytesCodec):
     def _place(layout: _Layout, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
         dst = out[p.out_selection]
         if chunk is None:
-            fill(dst, layout.fill)
+            layout.elements.fill_region(dst)
             return
         try:
             src = layout.inner.decode(chunk)[p.chunk_selection]
         except CodecError as e:
             raise type(e)(f"inner chunk {p.coords}: {e}") from None
-        copy_strided(src, dst, swap_unit(src.dtype))
+        layout.elements.copy(src, dst)
 
     # -- encoding ----------------------------------------------------------------------------
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
@@ -256,7 +254,7 @@ class ShardingCodec(ArrayBytesCodec):
         inner_shape = self.chunk_shape
         for coords in np.ndindex(*layout.chunks_per_shard):
             region = chunk[tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, inner_shape))]
-            if all_equal(region, layout.fill):
+            if layout.elements.is_fill(region):
                 continue
             data = memoryview(layout.inner.encode(np.ascontiguousarray(region))).cast("B")
             index[coords] = (offset, len(data))

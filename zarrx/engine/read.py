@@ -65,9 +65,9 @@ def _assemble(
         return
     dst = out[p.out_selection]
     if chunk is None:
-        cs.fill_with_fill_value(dst)
+        cs.elements.fill_region(dst)
     else:
-        cs.copy(chunk[chunk_selection], dst)
+        cs.elements.copy(chunk[chunk_selection], dst)
 
 
 def _bounding_box(p: ChunkProjection) -> tuple[tuple[slice, ...], tuple[Any, ...]]:

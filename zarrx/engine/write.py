@@ -73,14 +73,14 @@ def _store_chunk(
     spec = cs.spec(p.coords)
     chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
     if existing is not None:
-        cs.copy(decode_chunk(cs, p.coords, key, existing), chunk)
+        cs.elements.copy(decode_chunk(cs, p.coords, key, existing), chunk)
     elif not _covers(p, spec.shape):
-        cs.fill_with_fill_value(chunk)
+        cs.elements.fill_region(chunk)
     if p.fancy:
         chunk[p.chunk_selection] = value[p.out_selection]
     else:
-        cs.copy(value[p.out_selection], chunk[p.chunk_selection])
-    if not write_empty and cs.is_fill(chunk):
+        cs.elements.copy(value[p.out_selection], chunk[p.chunk_selection])
+    if not write_empty and cs.elements.is_fill(chunk):
         if existing is not None or p.complete:
             cs.store.erase(key)
         return

@@ -62,7 +62,7 @@ def parse_dtype(value: Any, *, where: str) -> np.dtype:
             dtype = np.dtype(_descr(value))
         else:
             raise TypeError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError, IndexError):
         raise UnknownDataTypeError(f"{where}: unsupported dtype {value!r}") from None
     if dtype.itemsize == 0:
         raise UnknownDataTypeError(f"{where}: dtype {value!r} has no size")
