@@ -105,9 +105,22 @@ class NumcodecsArrayCodec(_Numcodecs, ArrayArrayCodec):
     """A numcodecs filter as an array→array codec (flattening, dtype changes allowed)."""
 
     def resolve_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        sample = self._encode(np.zeros(spec.shape, dtype=spec.dtype))
-        fill = np.zeros((), dtype=sample.dtype)[()]
-        return ChunkSpec(sample.shape, sample.dtype, fill)
+        """The encoded spec, found by encoding a few zeros (never a whole chunk, which the
+        metadata may make arbitrarily large): filters keep one output per element, except
+        PackBits (a header byte, then 8 elements a byte)."""
+        n = 1
+        for s in spec.shape:
+            n *= s
+        sample = self._encode(np.zeros(min(n, 8), dtype=spec.dtype))
+        if self.codec_id == "packbits":
+            shape: tuple[int, ...] = (1 + -(-n // 8),)
+        elif sample.size == min(n, 8):
+            shape = (n,)
+        else:
+            raise MetadataError(
+                f"{self.name}: this filter changes the number of elements; it cannot be used"
+            )
+        return ChunkSpec(shape, sample.dtype, np.zeros((), dtype=sample.dtype)[()])
 
     def _encode(self, chunk: np.ndarray) -> np.ndarray:
         try:
