@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from zarrx._core.indexing import points_chunks, slice_chunks
 
 I64_MAX = 2**63 - 1
