@@ -6,9 +6,10 @@
 - Draft URI: none
 - Known incompatibilities: none. The checksum is 4 bytes, little endian, after the data.
 
-The checksum comes from the ``crc32c`` package (hardware instructions where the CPU has
-them, GIL released for large buffers), else from ``google_crc32c``. Decoding returns a
-zero-copy view of the data without its checksum.
+The checksum comes from the ``crc32c`` package when it is installed (hardware instructions,
+GIL released for large buffers), else from ``google_crc32c``, zarrx's dependency (numcodecs
+0.16.4+ warns on import when ``crc32c`` is present, so zarrx does not pull it in).
+Decoding returns a zero-copy view of the data without its checksum.
 
 Configuration example::
 
