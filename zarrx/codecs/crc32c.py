@@ -39,8 +39,13 @@ def _crc32c() -> Callable[[Any], int]:
     if _checksum is None:
         try:
             from crc32c import crc32c as checksum
-        except ImportError:  # pragma: no cover - depends on what is installed
-            from google_crc32c import value as checksum
+        except ImportError:
+            from google_crc32c import value
+
+            def checksum(view: Any) -> int:
+                # google_crc32c's C function takes bytes objects only (one copy).
+                return value(view if isinstance(view, bytes) else bytes(view))
+
         _checksum = checksum
     return _checksum
 
