@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx.abc.store import ByteRange
+from zarrx.errors import CodecError
 
 #: Anything exposing the buffer protocol: bytes, bytearray, memoryview, numpy arrays.
 Buffer = Any
@@ -111,11 +112,13 @@ class ArrayBytesCodec(Codec):
         fetch: Callable[[Sequence[ByteRange]], Sequence[bytes | None]],
         selection: tuple[slice, ...],
         spec: ChunkSpec,
-    ) -> np.ndarray | None:
-        """Decode only ``selection`` (positive-step slices) of the stored chunk.
+        out: np.ndarray,
+    ) -> bool:
+        """Decode only ``selection`` (positive-step slices) of the stored chunk into ``out``.
 
-        ``fetch`` reads byte ranges of the stored value in one batched request. Returns an
-        array of the selection's shape, or ``None`` when the value is absent.
+        ``fetch`` reads byte ranges of the stored value in one batched request. ``out`` has
+        the selection's shape (any strides). Returns ``False``, leaving ``out`` untouched,
+        when the value is absent.
         """
         raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
 
@@ -149,6 +152,21 @@ class BytesBytesCodec(Codec):
 
         Raises :class:`zarrx.errors.CodecError` on corrupt or oversized input.
         """
+
+    def decode_into(self, data: Buffer, out: Buffer) -> None:
+        """Decode into ``out``, a writable contiguous buffer of exactly the decoded size.
+
+        The engine decodes into the output array or a reused buffer this way. This default
+        copies :meth:`decode`'s result; codecs whose library writes into a given buffer
+        (blosc, zstd) override it to skip the allocation and the copy.
+        """
+        target = memoryview(out).cast("B")
+        decoded = memoryview(self.decode(data, target.nbytes)).cast("B")
+        if decoded.nbytes != target.nbytes:
+            raise CodecError(
+                f"codec {self.name!r}: decoded {decoded.nbytes} bytes, expected {target.nbytes}"
+            )
+        target[:] = decoded
 
     @abstractmethod
     def max_encoded_size(self, n: int) -> int:

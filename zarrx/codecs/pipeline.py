@@ -9,15 +9,18 @@ that shape.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
+from zarrx.codecs.bytes import BytesCodec
+from zarrx.codecs.scratch import scratch
 from zarrx.errors import CodecError, MetadataError
 
 
@@ -82,6 +85,42 @@ class PreparedChain:
         """Stored bytes → array of ``spec.shape`` (any byte order or strides; maybe read-only)."""
         for codec, max_size in reversed(self.bytes_bytes):
             data = codec.decode(data, max_size)
+        return self._from_bytes(data)
+
+    @contextmanager
+    def decoded(self, data: Any) -> Iterator[np.ndarray]:
+        """:meth:`decode`, for a chunk that is only read inside the ``with`` block: the
+        innermost bytes→bytes codec decodes into a per-thread scratch buffer that the
+        next chunk reuses, instead of fresh memory."""
+        size = self._scratch_size
+        if size is None:
+            yield self.decode(data)
+            return
+        for codec, max_size in reversed(self.bytes_bytes[1:]):
+            data = codec.decode(data, max_size)
+        with scratch(size) as buffer:
+            self.bytes_bytes[0][0].decode_into(data, buffer)
+            yield self._from_bytes(buffer)
+
+    def decode_into(self, data: Any, out: np.ndarray) -> bool:
+        """Decode straight into ``out`` when it is the whole chunk and its memory is the
+        stored bytes' image (C order, the stored dtype, only bytes→bytes codecs after
+        ``bytes``): then the decompressor writes the output itself. Returns ``False``,
+        having done nothing, otherwise."""
+        if (
+            self._image_dtype is None
+            or out.dtype != self._image_dtype
+            or out.shape != self.spec.shape
+            or not out.flags.c_contiguous
+            or not out.flags.writeable
+        ):
+            return False
+        for codec, max_size in reversed(self.bytes_bytes[1:]):
+            data = codec.decode(data, max_size)
+        self.bytes_bytes[0][0].decode_into(data, out.reshape(-1).view(np.uint8))
+        return True
+
+    def _from_bytes(self, data: Any) -> np.ndarray:
         chunk = self.array_bytes.decode(data, self.bytes_spec)
         for codec, spec in reversed(self.array_array):
             chunk = codec.decode(chunk, spec)
@@ -90,6 +129,20 @@ class PreparedChain:
                 f"decoded chunk has shape {chunk.shape}, expected {self.spec.shape}"
             )
         return chunk
+
+    @cached_property
+    def _scratch_size(self) -> int | None:
+        """The innermost bytes→bytes decoder's exact output size, when there is one."""
+        return self.array_bytes.encoded_size(self.bytes_spec) if self.bytes_bytes else None
+
+    @cached_property
+    def _image_dtype(self) -> np.dtype | None:
+        """The dtype whose C-order memory the decompressed bytes are, when the chain is
+        ``bytes`` plus at least one bytes→bytes codec (without one, the stored value
+        already is the image, and a view of it costs nothing)."""
+        if self.array_array or not self.bytes_bytes or not isinstance(self.array_bytes, BytesCodec):
+            return None
+        return self.array_bytes.stored_dtype(self.bytes_spec)
 
     def encode(self, chunk: np.ndarray) -> Any:
         for codec, spec in self.array_array:

@@ -29,15 +29,24 @@ from zarrx.abc.store import ByteRange
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
 from zarrx.engine.elements import Elements
+from zarrx.engine.place import place
 from zarrx.engine.plan import ChunkProjection, plan_basic
 from zarrx.errors import CodecError, MetadataError
-from zarrx.selection.normalize import normalize_basic
+from zarrx.selection.normalize import BasicSelection, normalize_basic
 
 EMPTY = np.uint64(2**64 - 1)
+EMPTY_INT = 2**64 - 1
 DEFAULT_INDEX_CODECS = [
     {"name": "bytes", "configuration": {"endian": "little"}},
     {"name": "crc32c"},
 ]
+
+
+def _entry(index: np.ndarray, coords: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(offset, nbytes)`` of the inner chunk at ``coords``, or ``None`` when it is not
+    stored."""
+    offset, nbytes = index[coords].tolist()
+    return None if offset == EMPTY_INT else (offset, nbytes)
 
 
 @dataclass(frozen=True)
@@ -196,8 +205,8 @@ class ShardingCodec(ArrayBytesCodec):
         out = np.empty(spec.shape, dtype=spec.dtype)
         sel = normalize_basic(Ellipsis, spec.shape)
         for p in plan_basic(layout.grid, spec.shape, sel):
-            offset, size = index[p.coords]
-            chunk = None if offset == EMPTY else view[int(offset):int(offset) + int(size)]
+            entry = _entry(index, p.coords)
+            chunk = None if entry is None else view[entry[0]:entry[0] + entry[1]]
             self._place(layout, p, chunk, out)
         return out
 
@@ -206,7 +215,8 @@ class ShardingCodec(ArrayBytesCodec):
         fetch: Callable[[Sequence[ByteRange]], Sequence[bytes | None]],
         selection: tuple[slice, ...],
         spec: ChunkSpec,
-    ) -> np.ndarray | None:
+        out: np.ndarray,
+    ) -> bool:
         layout = self.layout(spec)
         where = (
             ByteRange(0, layout.index_nbytes) if self.index_location == "start"
@@ -214,36 +224,28 @@ class ShardingCodec(ArrayBytesCodec):
         )
         raw = fetch([where])[0]
         if raw is None:
-            return None
+            return False
         index = self._decode_index(raw, layout, None)
-        sel = normalize_basic(selection, spec.shape)
-        out = np.empty(sel.counts, dtype=spec.dtype)
+        sel = BasicSelection.of_ranges(selection, spec.shape)
         projections = list(plan_basic(layout.grid, spec.shape, sel))
-        wanted = [p for p in projections if index[p.coords][0] != EMPTY]
-        ranges = [ByteRange(int(index[p.coords][0]), int(index[p.coords][1])) for p in wanted]
-        values = dict(zip((p.coords for p in wanted), fetch(ranges) if ranges else ()))
-        for p in projections:
-            chunk = values.get(p.coords)
-            if p.coords in values:
-                expected = int(index[p.coords][1])
-                if chunk is None or len(chunk) != expected:
-                    raise CodecError(
-                        f"inner chunk {p.coords} is truncated: the index says {expected} bytes"
-                    )
+        entries = [_entry(index, p.coords) for p in projections]
+        ranges = [ByteRange(*entry) for entry in entries if entry is not None]
+        values = iter(fetch(ranges) if ranges else ())
+        for p, entry in zip(projections, entries):
+            chunk = None if entry is None else next(values)
+            if entry is not None and (chunk is None or len(chunk) != entry[1]):
+                raise CodecError(
+                    f"inner chunk {p.coords} is truncated: the index says {entry[1]} bytes"
+                )
             self._place(layout, p, chunk, out)
-        return out
+        return True
 
     @staticmethod
     def _place(layout: _Layout, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
-        dst = out[p.out_selection]
-        if chunk is None:
-            layout.elements.fill_region(dst)
-            return
         try:
-            src = layout.inner.decode(chunk)[p.chunk_selection]
+            place(layout.inner, layout.elements, p, chunk, out)
         except CodecError as e:
             raise type(e)(f"inner chunk {p.coords}: {e}") from None
-        layout.elements.copy(src, dst)
 
     # -- encoding ----------------------------------------------------------------------------
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:

@@ -13,17 +13,9 @@ import numpy as np
 from zarrx import config
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.executor import run_all
+from zarrx.engine.place import place
 from zarrx.engine.plan import ChunkProjection
 from zarrx.errors import CodecError
-
-
-def decode_chunk(cs: ChunkStore, coords: tuple[int, ...], key: str, data: bytes) -> np.ndarray:
-    """Decode one stored chunk, naming the node and key in any error."""
-    chain = cs.meta.codecs.prepare(cs.spec(coords))
-    try:
-        return chain.decode(data)
-    except CodecError as e:
-        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
 
 
 def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.ndarray) -> None:
@@ -48,26 +40,31 @@ def _assemble(
     """Decode one chunk into its place in ``out``. Stores without batched reads are read
     here, in the worker, so each value is used and freed at once."""
     p, key, is_part, fetched = item
-    if is_part:
-        region, chunk_selection = _bounding_box(p)
-        try:
-            chunk = cs.partial_codec(p.coords).decode_partial(
-                cs.fetch(key), region, cs.spec(p.coords)
-            )
-        except CodecError as e:
-            raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
-    else:
-        data = fetched.pop(key) if key in fetched else cs.store.get(key)
-        chunk = None if data is None else decode_chunk(cs, p.coords, key, data)
-        chunk_selection = p.chunk_selection
+    try:
+        if is_part:
+            _assemble_part(cs, out, p, key)
+        else:
+            data = fetched.pop(key) if key in fetched else cs.store.get(key)
+            place(cs.meta.codecs.prepare(cs.spec(p.coords)), cs.elements, p, data, out)
+    except CodecError as e:
+        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+
+
+def _assemble_part(cs: ChunkStore, out: np.ndarray, p: ChunkProjection, key: str) -> None:
+    """Decode only the part of the chunk the selection needs (a shard's inner chunks)."""
+    region, relative = _bounding_box(p)
+    spec = cs.spec(p.coords)
     if p.fancy:
-        out[p.out_selection] = cs.meta.fill_value if chunk is None else chunk[chunk_selection]
+        shape = tuple(s.stop - s.start for s in region)
+        box = np.empty(shape, dtype=out.dtype)
+        if cs.partial_codec(p.coords).decode_partial(cs.fetch(key), region, spec, box):
+            out[p.out_selection] = box[relative]
+        else:
+            out[p.out_selection] = cs.meta.fill_value
         return
     dst = out[p.out_selection]
-    if chunk is None:
+    if not cs.partial_codec(p.coords).decode_partial(cs.fetch(key), region, spec, dst):
         cs.elements.fill_region(dst)
-    else:
-        cs.elements.copy(chunk[chunk_selection], dst)
 
 
 def _bounding_box(p: ChunkProjection) -> tuple[tuple[slice, ...], tuple[Any, ...]]:

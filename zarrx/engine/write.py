@@ -13,8 +13,12 @@ import numpy as np
 from zarrx import config
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.executor import run_all
+from zarrx.engine.place import place
 from zarrx.engine.plan import ChunkProjection
-from zarrx.engine.read import decode_chunk
+from zarrx.errors import CodecError
+
+#: All of a chunk, into all of a buffer of its shape.
+WHOLE = ChunkProjection((), (Ellipsis,), (Ellipsis,), True)
 
 
 def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
@@ -71,9 +75,13 @@ def _store_chunk(
 ) -> None:
     """Build one chunk (from its old value when only partly covered) and store it."""
     spec = cs.spec(p.coords)
+    chain = cs.meta.codecs.prepare(spec)
     chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
     if existing is not None:
-        cs.elements.copy(decode_chunk(cs, p.coords, key, existing), chunk)
+        try:
+            place(chain, cs.elements, WHOLE, existing, chunk)
+        except CodecError as e:
+            raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
     elif not _covers(p, spec.shape):
         cs.elements.fill_region(chunk)
     if p.fancy:
@@ -84,4 +92,4 @@ def _store_chunk(
         if existing is not None or p.complete:
             cs.store.erase(key)
         return
-    cs.store.set(key, cs.meta.codecs.prepare(spec).encode(chunk))
+    cs.store.set(key, chain.encode(chunk))

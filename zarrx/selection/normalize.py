@@ -31,6 +31,18 @@ class BasicSelection:
     shape: tuple[int, ...]  # shape of NumPy's result
     ellipsis: bool = False  # an Ellipsis keeps a 0-d result an array, as in NumPy
 
+    @classmethod
+    def of_ranges(cls, slices: tuple[slice, ...], shape: tuple[int, ...]) -> BasicSelection:
+        """The selection of ``slices`` that are already normalised (explicit start, stop and
+        a positive step, inside ``shape``), as the engine hands to codecs: no checks."""
+        starts = tuple(s.start for s in slices)
+        steps = tuple(s.step or 1 for s in slices)
+        counts = tuple(
+            max(0, -(-(s.stop - start) // step)) for s, start, step in zip(slices, starts, steps)
+        )
+        flat = (False,) * len(slices)
+        return cls(tuple(shape), starts, steps, counts, flat, flat, (), counts)
+
     def result(self, buffer: np.ndarray) -> Any:
         """NumPy's result, as a view of ``buffer`` (of shape ``counts``)."""
         index: list[Any] = []
