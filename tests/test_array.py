@@ -1,5 +1,7 @@
 """Array reads and writes against NumPy, on random shapes, chunkings and selections."""
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -137,3 +139,34 @@ def test_huge_shape_indexes_exactly():
     assert a.nchunks == 2**31
     assert list(a[n - 3 :]) == [0, 1, 2]
     assert a.store.list_prefix("c/") == [f"c/{(n - 2) // 2**31}"]
+
+
+class _SlowStore(MemoryStore):
+    """Writes take a while and one key fails: whole-chunk writes run on the I/O threads."""
+
+    def __init__(self, fail: str | None = None) -> None:
+        super().__init__()
+        self.fail = fail
+
+    def set(self, key, value):
+        if key == self.fail:
+            raise zarrx.errors.StoreError(f"cannot write {key!r}: disk full")
+        time.sleep(0.002)
+        super().set(key, value)
+
+
+def test_writes_are_done_when_setitem_returns():
+    store = _SlowStore()
+    a = zarrx.create_array(store, shape=(64, 64), chunks=(8, 8), dtype="int32")
+    values = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+    a[...] = values
+    assert len([k for k in store.list() if k.startswith("c/")]) == 64
+    np.testing.assert_array_equal(a[...], values)
+
+
+def test_a_failed_background_write_is_raised():
+    store = _SlowStore(fail="c/3/5")
+    a = zarrx.create_array(store, shape=(64, 64), chunks=(8, 8), dtype="int32")
+    with pytest.raises(zarrx.errors.StoreError, match="c/3/5"):
+        a[...] = 1
+    assert "c/3/5" not in store.list()

@@ -138,3 +138,21 @@ def test_whole_chunks_decompress_straight_into_the_result(monkeypatch: pytest.Mo
     np.testing.assert_array_equal(result, values[32:64])
     assert len(targets) == 1
     assert np.shares_memory(targets[0], result)
+
+
+@pytest.mark.parametrize("codecs", [BLOSC, GZIP, BIG_ENDIAN, TRANSPOSED])
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda d: d[:, ::-1],  # strided
+        lambda d: np.asfortranarray(d),  # another layout
+        lambda d: d.astype(">f4"),  # another byte order
+        lambda d: np.broadcast_to(d[:1], d.shape),  # a broadcast: zero strides
+    ],
+)
+def test_encode_any_layout_equals_contiguous(codecs: list, view) -> None:
+    c = chain(codecs)
+    chunk = view(DATA)
+    expected = c.encode(np.ascontiguousarray(chunk, dtype="float32"))
+    assert bytes(memoryview(c.encode(chunk)).cast("B")) == bytes(memoryview(expected).cast("B"))
+    np.testing.assert_array_equal(c.decode(c.encode(chunk)), chunk)

@@ -10,6 +10,7 @@ import pytest
 
 import zarrx.stores.local as local_module
 from zarrx.abc.store import ByteRange
+from zarrx.engine import executor
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrx.stores.keys import TEMP_PREFIX
 from zarrx.stores.local import LocalStore
@@ -283,7 +284,7 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(local_module, "_read", recording_read)
     assert store.get_many([(k, None) for k in keys]) == [k.encode() for k in keys]
-    assert all(name.startswith("zarrx-read") for name in threads)
+    assert all(name.startswith("zarrx-io") for name in threads)
     threads.clear()
     assert store.get_many([("c/1", None)]) == [b"c/1"]
     assert threads == {"MainThread"}
@@ -462,8 +463,8 @@ def test_get_many_after_fork(root: Path) -> None:
         store.set(key, key.encode())
     requests = [(k, None) for k in keys]
     assert store.get_many(requests) == [k.encode() for k in keys]
-    pool = local_module._read_pool()
-    barrier = threading.Barrier(local_module._MAX_READ_THREADS)
+    pool = executor.io_pool()
+    barrier = threading.Barrier(executor.IO_THREADS)
     list(pool.map(lambda _: barrier.wait(timeout=10), range(barrier.parties)))  # all threads up
     pid = os.fork()
     if pid == 0:  # the child: exit 0 only if the reads complete

@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from zarrx import registry
+from zarrx._core.assemble import copy_strided
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
 from zarrx.codecs.bytes import BytesCodec
 from zarrx.codecs.scratch import scratch
+from zarrx.engine.elements import swap_unit
 from zarrx.errors import CodecError, MetadataError
 
 
@@ -145,9 +147,26 @@ class PreparedChain:
         return self.array_bytes.stored_dtype(self.bytes_spec)
 
     def encode(self, chunk: np.ndarray) -> Any:
+        """Array of ``spec.shape`` (any strides) → stored bytes. The result may be a view
+        of ``chunk`` (the ``bytes`` codec alone), never of memory the chain reuses."""
         for codec, spec in self.array_array:
             chunk = codec.encode(chunk, spec)
-        data = self.array_bytes.encode(chunk, self.bytes_spec)
+        image = self._image_dtype
+        if image is None or (chunk.flags.c_contiguous and chunk.dtype == image):
+            return self._compress(self.array_bytes.encode(chunk, self.bytes_spec))
+        # A strided or byte-swapped chunk: lay out the stored image in a scratch buffer
+        # (the compressor reads it and writes fresh memory), not in a new array.
+        with scratch(self.bytes_spec.nbytes) as memory:
+            laid_out = memory.view(image).reshape(self.bytes_spec.shape)
+            if chunk.dtype == image:
+                copy_strided(chunk, laid_out, 0)
+            elif chunk.dtype.newbyteorder() == image:
+                copy_strided(chunk, laid_out, swap_unit(chunk.dtype) or swap_unit(image))
+            else:
+                np.copyto(laid_out, chunk)
+            return self._compress(self.array_bytes.encode(laid_out, self.bytes_spec))
+
+    def _compress(self, data: Any) -> Any:
         for codec, _ in self.bytes_bytes:
             data = codec.encode(data)
         return data

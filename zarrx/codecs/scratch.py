@@ -1,10 +1,10 @@
-"""Per-thread scratch buffers for decoded chunks.
+"""Per-thread scratch buffers for chunks on their way through the codecs.
 
-A chunk that is decoded only to be copied into the output does not need memory of its
-own: decoding every chunk into a fresh allocation costs a page fault per 4 KiB on first
-touch, often more than the decompression itself. Each thread keeps the buffers it has
-used and lends them out again; a nested decode (a shard inside a chunk) borrows a second
-buffer rather than overwriting the first.
+A chunk that is decoded only to be copied into the output, or copied only to be
+compressed, does not need memory of its own: a fresh allocation costs a page fault per
+4 KiB on first touch, often more than the codec itself. Each thread keeps the few buffers
+it has used and lends them out again; a nested use (an inner chunk inside a shard)
+borrows a second buffer rather than overwriting the first.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import numpy as np
 #: Buffers larger than this are not kept once returned (a rare huge chunk should not pin
 #: its size in memory for the life of the thread).
 KEEP_AT_MOST = 64 * 2**20
+#: Buffers kept per thread (the deepest nesting is a shard, its inner chunk, and a spare).
+KEEP_BUFFERS = 3
 
 _local = threading.local()
 
@@ -28,11 +30,15 @@ def scratch(nbytes: int) -> Iterator[np.ndarray]:
     free: list[np.ndarray] | None = getattr(_local, "free", None)
     if free is None:
         free = _local.free = []
-    buffer = free.pop() if free else None
-    if buffer is None or buffer.nbytes < nbytes:
+    fitting = [i for i, b in enumerate(free) if len(b) >= nbytes]
+    if fitting:
+        buffer = free.pop(min(fitting, key=lambda i: len(free[i])))
+    else:
         buffer = np.empty(nbytes, dtype=np.uint8)
     try:
         yield buffer[:nbytes]
     finally:
         if buffer.nbytes <= KEEP_AT_MOST:
             free.append(buffer)
+            if len(free) > KEEP_BUFFERS:
+                free.pop(min(range(len(free)), key=lambda i: len(free[i])))

@@ -258,7 +258,7 @@ class ShardingCodec(ArrayBytesCodec):
             region = chunk[tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, inner_shape))]
             if layout.elements.is_fill(region):
                 continue
-            data = memoryview(layout.inner.encode(np.ascontiguousarray(region))).cast("B")
+            data = memoryview(layout.inner.encode(region)).cast("B")
             index[coords] = (offset, len(data))
             offset += len(data)
             parts.append(data)

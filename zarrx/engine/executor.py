@@ -1,15 +1,19 @@
-"""One thread pool for chunk work, sized by ``zarrx.config`` ("threads").
+"""The thread pools: one for chunk work (decode, encode, assembly), sized by
+``zarrx.config`` ("threads"), and one for blocking store I/O.
 
-Tasks never submit to the pool themselves (a worker runs nested work inline), so nested
-parallelism — sharding inside a chunk task — cannot deadlock or oversubscribe the cores.
+Chunk tasks never submit to the chunk pool themselves (a worker runs nested work inline),
+so nested parallelism — sharding inside a chunk task — cannot deadlock or oversubscribe
+the cores. I/O tasks are leaves (a file read or write that waits on nothing else), so the
+I/O pool can have more threads than cores: while one waits on the kernel, another runs.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from zarrx import config
 
@@ -57,3 +61,67 @@ def run_all(fn: Callable[[T], None], items: Iterable[T]) -> None:
     for f in futures:
         if f.done() and not f.cancelled() and f.exception() is not None:
             raise f.exception()  # type: ignore[misc]
+
+
+IO_THREADS = 8
+
+_io_lock = threading.Lock()
+_io_pool: ThreadPoolExecutor | None = None
+
+
+def io_pool() -> ThreadPoolExecutor:
+    """The pool for blocking store calls; its tasks must never wait on either pool."""
+    global _io_pool
+    if _io_pool is None:
+        with _io_lock:
+            if _io_pool is None:
+                _io_pool = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="zarrx-io")
+    return _io_pool
+
+
+def _forget_pools() -> None:
+    """A forked child has none of its parent's threads: it must make its own pools."""
+    global _pool, _pool_size, _lock, _io_pool, _io_lock
+    _pool, _pool_size, _lock = None, 0, threading.Lock()
+    _io_pool, _io_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
+class BackgroundWrites:
+    """Store writes run on the I/O pool, so encoding the next chunk overlaps writing this
+    one (a file system may block a writer: ext4 flushes a file renamed over another).
+    At most ``limit`` encoded values wait in memory; :meth:`wait` returns once every write
+    is done and re-raises the first failure."""
+
+    def __init__(self, store: Any, limit: int) -> None:
+        self._store = store
+        self._slots = threading.BoundedSemaphore(limit)
+        self._futures: list[Future[None]] = []
+        self._futures_lock = threading.Lock()
+
+    def set(self, key: str, value: Any) -> None:
+        self._slots.acquire()
+        try:
+            future = io_pool().submit(self._set, key, value)
+        except BaseException:
+            self._slots.release()
+            raise
+        with self._futures_lock:
+            self._futures.append(future)
+
+    def _set(self, key: str, value: Any) -> None:
+        try:
+            self._store.set(key, value)
+        finally:
+            self._slots.release()
+
+    def wait(self) -> None:
+        with self._futures_lock:
+            futures, self._futures = self._futures, []
+        wait(futures)
+        for f in futures:
+            if f.exception() is not None:
+                raise f.exception()  # type: ignore[misc]

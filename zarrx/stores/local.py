@@ -19,11 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx.abc.store import ByteRange, Store
+from zarrx.engine.executor import IO_THREADS, io_pool
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.stores.keys import (
     TEMP_PREFIX,
@@ -37,37 +37,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _MIN_CONCURRENT_READS = 4  # below this, thread hand-off costs more than it saves
-_MAX_READ_THREADS = 8
 _POSIX = os.name == "posix"
 _ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-
-_pool: Any = None
-_pool_lock = threading.Lock()
-
-
-def _read_pool() -> Any:
-    """A small executor used only for leaf file reads (its tasks never wait on it)."""
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                from concurrent.futures import ThreadPoolExecutor  # keep import cheap
-
-                _pool = ThreadPoolExecutor(_MAX_READ_THREADS, thread_name_prefix="zarrx-read")
-    return _pool
-
-
-def _forget_pool() -> None:
-    """A forked child has none of its parent's threads: it must make its own pool."""
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
 
 def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
     """Read a regular file, or only the requested part of it; ``None`` if it is absent."""
@@ -191,9 +164,9 @@ class LocalStore(Store):
         if len(jobs) < _MIN_CONCURRENT_READS:
             return [_read(*job) for job in jobs]
         # One task per slice, not per key: a thousand small reads are not a thousand hand-offs.
-        size = -(-len(jobs) // _MAX_READ_THREADS)
+        size = -(-len(jobs) // IO_THREADS)
         slices = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-        results = _read_pool().map(lambda part: [_read(*job) for job in part], slices)
+        results = io_pool().map(lambda part: [_read(*job) for job in part], slices)
         return [value for part in results for value in part]
 
     def exists(self, key: str) -> bool:
