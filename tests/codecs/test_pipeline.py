@@ -156,3 +156,19 @@ def test_encode_any_layout_equals_contiguous(codecs: list, view) -> None:
     expected = c.encode(np.ascontiguousarray(chunk, dtype="float32"))
     assert bytes(memoryview(c.encode(chunk)).cast("B")) == bytes(memoryview(expected).cast("B"))
     np.testing.assert_array_equal(c.decode(c.encode(chunk)), chunk)
+
+
+def test_shards_decode_into_a_strided_output() -> None:
+    """A whole shard goes inner chunk by inner chunk into its place in the output, with
+    no shard-sized buffer: the output may be any view."""
+    sharded = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 8], "codecs": BLOSC,
+    }}]
+    c = chain(sharded)
+    encoded = c.encode(DATA)
+    big = np.zeros((16, 32), dtype="float32")
+    view = big[::2, 1::2]
+    assert c.decode_into(encoded, view) is True
+    np.testing.assert_array_equal(view, DATA)
+    assert (big[1::2] == 0).all()
+    assert c.decode_into(encoded, np.empty((8, 16), "float64")) is False

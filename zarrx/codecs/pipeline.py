@@ -105,16 +105,22 @@ class PreparedChain:
             yield self._from_bytes(buffer)
 
     def decode_into(self, data: Any, out: np.ndarray) -> bool:
-        """Decode straight into ``out`` when it is the whole chunk and its memory is the
-        stored bytes' image (C order, the stored dtype, only bytes→bytes codecs after
-        ``bytes``): then the decompressor writes the output itself. Returns ``False``,
-        having done nothing, otherwise."""
+        """Decode straight into ``out`` when it is the whole chunk and either its memory is
+        the stored bytes' image (C order, the stored dtype, only bytes→bytes codecs after
+        ``bytes``: the decompressor writes the output itself) or the chain is an
+        array→bytes codec that writes any layout (sharding: each inner chunk goes to its
+        place). Returns ``False``, having done nothing, otherwise."""
+        if out.shape != self.spec.shape or not out.flags.writeable:
+            return False
+        if self._decodes_into_any_layout:
+            if out.dtype != self.spec.dtype:
+                return False
+            self.array_bytes.decode_into(data, self.bytes_spec, out)  # type: ignore[attr-defined]
+            return True
         if (
             self._image_dtype is None
             or out.dtype != self._image_dtype
-            or out.shape != self.spec.shape
             or not out.flags.c_contiguous
-            or not out.flags.writeable
         ):
             return False
         for codec, max_size in reversed(self.bytes_bytes[1:]):
@@ -136,6 +142,14 @@ class PreparedChain:
     def _scratch_size(self) -> int | None:
         """The innermost bytes→bytes decoder's exact output size, when there is one."""
         return self.array_bytes.encoded_size(self.bytes_spec) if self.bytes_bytes else None
+
+    @cached_property
+    def _decodes_into_any_layout(self) -> bool:
+        """The array→bytes codec alone, able to write any strided array (sharding)."""
+        return (
+            not self.array_array and not self.bytes_bytes
+            and hasattr(self.array_bytes, "decode_into")
+        )
 
     @cached_property
     def _image_dtype(self) -> np.dtype | None:

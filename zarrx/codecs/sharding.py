@@ -192,6 +192,13 @@ class ShardingCodec(ArrayBytesCodec):
 
     # -- decoding ----------------------------------------------------------------------------
     def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        self.decode_into(data, spec, out)
+        return out
+
+    def decode_into(self, data: Buffer, spec: ChunkSpec, out: np.ndarray) -> None:
+        """Decode the shard into ``out`` (its shape, any strides): each inner chunk goes
+        straight to its place, with no shard-sized buffer in between."""
         layout = self.layout(spec)
         view = memoryview(data).cast("B")
         n = len(view)
@@ -202,13 +209,11 @@ class ShardingCodec(ArrayBytesCodec):
         raw = view[:layout.index_nbytes] if self.index_location == "start" else view[
             n - layout.index_nbytes:]
         index = self._decode_index(raw, layout, n)
-        out = np.empty(spec.shape, dtype=spec.dtype)
         sel = normalize_basic(Ellipsis, spec.shape)
         for p in plan_basic(layout.grid, spec.shape, sel):
             entry = _entry(index, p.coords)
             chunk = None if entry is None else view[entry[0]:entry[0] + entry[1]]
             self._place(layout, p, chunk, out)
-        return out
 
     def decode_partial(
         self,

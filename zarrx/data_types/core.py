@@ -17,6 +17,7 @@ np.float32(nan)
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -122,7 +123,9 @@ def _float_from_json(dtype: np.dtype, value: Any, where: str) -> float:
         raise FillValueError(f"fill value {value!r} is not a number for {where}")
     if isinstance(value, int | float):
         result = float(value)
-        if math.isfinite(result) and not math.isfinite(_cast_float(dtype, result)):
+        if abs(result) > _largest(dtype) and math.isfinite(result) and not math.isfinite(
+            _cast_float(dtype, result)
+        ):  # past the largest value: out of range unless it rounds down to it
             raise FillValueError(f"fill value {value!r} is out of range for {where}")
         return result
     if isinstance(value, str):
@@ -142,7 +145,14 @@ def _float_from_json(dtype: np.dtype, value: Any, where: str) -> float:
     )
 
 
+@functools.cache
+def _largest(dtype: np.dtype) -> float:
+    return float(np.finfo(dtype).max)
+
+
 def _cast_float(dtype: np.dtype, value: float) -> Any:
+    if abs(value) <= _largest(dtype) or not math.isfinite(value):
+        return dtype.type(value)  # cannot overflow: no need for NumPy's error state
     with np.errstate(over="ignore"):
         return np.array(value, dtype=dtype)[()]
 
