@@ -211,3 +211,23 @@ def test_points_chunks_inputs():
 def test_points_chunks_errors(indices, chunk_size, exc, match):
     with pytest.raises(exc, match=match):
         points_chunks(indices, chunk_size)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    chunk=st.integers(1, 10),
+    dim=st.integers(1, 60),
+    data=st.data(),
+)
+def test_regular_grid_single_chunk_projection_equals_the_general_one(chunk, dim, data):
+    """The regular grid answers selections inside one chunk without the Cython arrays;
+    the answer must be the general one, "complete" flag included."""
+    from zarrx.abc.chunk_grid import ChunkGrid
+    from zarrx.chunk_grids.regular import RegularChunkGrid
+
+    grid = RegularChunkGrid((chunk,))
+    start = data.draw(st.integers(0, dim - 1))
+    step = data.draw(st.integers(1, 12))
+    count = data.draw(st.integers(1, len(range(start, dim, step))))
+    fast = grid.axis_projections(0, start, step, count, dim)
+    assert fast == ChunkGrid.axis_projections(grid, 0, start, step, count, dim)

@@ -44,6 +44,20 @@ class ChunkGrid(ABC):
         """Project ``start + k*step`` (k < count) onto the chunks of ``axis``: arrays of
         chunk index, in-chunk start, count in chunk, output start and "chunk complete"."""
 
+    def axis_projections(
+        self, axis: int, start: int, step: int, count: int, dim_len: int
+    ) -> list[tuple[int, slice, slice, bool]]:
+        """:meth:`axis_slice_chunks` as ``(chunk index, in-chunk slice, output slice,
+        complete)`` tuples, the form the planner combines across axes."""
+        chunk_index, chunk_start, chunk_count, out_start, complete = self.axis_slice_chunks(
+            axis, start, step, count, dim_len
+        )
+        return [
+            (int(c), slice(int(s), int(s) + (int(n) - 1) * step + 1, step),
+             slice(int(o), int(o) + int(n)), bool(f))
+            for c, s, n, o, f in zip(chunk_index, chunk_start, chunk_count, out_start, complete)
+        ]
+
     @abstractmethod
     def axis_locate(self, axis: int, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For element indices along ``axis``: their chunk index and in-chunk offset."""

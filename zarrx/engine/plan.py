@@ -34,18 +34,6 @@ class ChunkProjection:
     fancy: bool = False
 
 
-def _slice_axis(grid: Any, axis: int, sel: BasicSelection, size: int) -> list[tuple]:
-    chunk_index, chunk_start, chunk_count, out_start, complete = grid.axis_slice_chunks(
-        axis, sel.starts[axis], sel.steps[axis], sel.counts[axis], size
-    )
-    step = sel.steps[axis]
-    return [
-        (int(c), slice(int(s), int(s) + (int(n) - 1) * step + 1, step),
-         slice(int(o), int(o) + int(n)), bool(f))
-        for c, s, n, o, f in zip(chunk_index, chunk_start, chunk_count, out_start, complete)
-    ]
-
-
 def _array_axis(grid: Any, axis: int, indices: np.ndarray) -> list[tuple]:
     chunks, offsets_in_chunk = grid.axis_locate(axis, indices)
     order, chunk_index, offsets, _ = points_chunks(chunks.astype(np.int64, copy=False), 1)
@@ -71,7 +59,8 @@ def plan_basic(
         return
     arrays = getattr(sel, "arrays", ()) or (None,) * len(shape)
     axes = [
-        _slice_axis(grid, axis, sel, shape[axis]) if arrays[axis] is None
+        grid.axis_projections(axis, sel.starts[axis], sel.steps[axis], sel.counts[axis],
+                              shape[axis]) if arrays[axis] is None
         else _array_axis(grid, axis, arrays[axis])
         for axis in range(len(shape))
     ]
