@@ -24,6 +24,19 @@ from zarrx.errors import (
 
 T = TypeVar("T")
 
+_generation = 0
+
+
+def generation() -> int:
+    """A number that changes whenever a registration changes in this process: caches of
+    parsed metadata (which resolved names through the registry) compare it to stay valid."""
+    return _generation
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+
 
 class Registry(Generic[T]):
     """Names → implementations for one entry-point group."""
@@ -92,18 +105,21 @@ class Registry(Generic[T]):
                 )
         for name in names:
             self._registered[name] = impl
+        _changed()
         return impl
 
     def unregister(self, *names: str) -> None:
         for name in names:
             self._registered.pop(name, None)
             self._loaded.pop(name, None)
+        _changed()
 
     @contextmanager
     def override(self, name: str, impl: T) -> Iterator[T]:
         """Temporarily bind ``name`` to ``impl`` (for tests); restores the previous binding."""
         previous = self._registered.get(name)
         self._registered[name] = impl
+        _changed()
         try:
             yield impl
         finally:
@@ -111,6 +127,7 @@ class Registry(Generic[T]):
                 self._registered.pop(name, None)
             else:
                 self._registered[name] = previous
+            _changed()
 
     def names(self) -> list[str]:
         """Every known name, registered or installed, without importing anything."""

@@ -141,3 +141,50 @@ def test_fill_value_out_of_range(dtype, fill, error):
 def test_bad_json_is_a_metadata_error(raw):
     with pytest.raises(MetadataError):
         load_json(raw, where="zarr.json")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [(b'{"a": {"b": 1, "b": 2}}', "duplicate key 'b'"), (b'{"x": NaN}', "NaN is not valid")],
+)
+def test_bad_json_names_the_document_and_the_problem(raw, message):
+    with pytest.raises(MetadataError, match=f"^arr/zarr.json: {message}"):
+        load_json(raw, where="arr/zarr.json")
+    if b"NaN" in raw:  # v2 documents may hold NaN literals
+        assert math.isnan(load_json(raw, where="x", allow_nan=True)["x"])
+
+
+def test_arrays_of_one_layout_keep_their_own_attributes():
+    """Stored documents that differ only in attributes share the parsed layout, never
+    the attributes."""
+    from zarrx.metadata.v3 import node_from_document
+
+    first = node_from_document(_with(attributes={"i": 1}), where="a")
+    second = node_from_document(_with(attributes={"i": 2, "units": "m"}), where="b")
+    assert first.attributes == {"i": 1}
+    assert second.attributes == {"i": 2, "units": "m"}
+    assert second.codecs is first.codecs
+    direct = ArrayMetadataV3.from_json(_with(attributes={"i": 2, "units": "m"}))
+    assert second.to_json() == direct.to_json()
+    with pytest.raises(MetadataError, match=r"^c: attributes"):
+        node_from_document(_with(attributes=[1, 2]), where="c")
+
+
+def test_a_registry_change_invalidates_parsed_layouts():
+    from zarrx import registry
+    from zarrx.codecs.gzip import GzipCodec
+    from zarrx.metadata.v3 import node_from_document
+
+    class LoudGzip(GzipCodec):
+        pass
+
+    before = node_from_document(_with(), where="a")
+    with registry.codecs.override("gzip", LoudGzip):
+        during = node_from_document(_with(), where="a")
+    after = node_from_document(_with(), where="a")
+    def gzip(meta):
+        return type(next(c for c in meta.codecs.codecs if c.name == "gzip"))
+
+    assert gzip(before) is GzipCodec
+    assert gzip(during) is LoudGzip
+    assert gzip(after) is GzipCodec

@@ -69,8 +69,9 @@ def coerce_codec(value: Any, *, where: str) -> Codec:
     return codec_from_json(value, where=where)
 
 
-#: Parsed pipelines by their canonical JSON (see :meth:`CodecPipeline.from_json`).
-_SHARED: dict[str, CodecPipeline] = {}
+#: Parsed pipelines by their canonical JSON (see :meth:`CodecPipeline.from_json`), with the
+#: registry generation their names were resolved in.
+_SHARED: dict[str, tuple[int, CodecPipeline]] = {}
 
 
 @dataclass(frozen=True)
@@ -233,13 +234,14 @@ class CodecPipeline:
             key = json.dumps(value, sort_keys=True)
         except (TypeError, ValueError):
             key = None
-        shared = _SHARED.get(key) if key is not None else None
-        if shared is None:
-            shared = cls([codec_from_json(v, where=where) for v in value], where=where)
-            if key is not None:
-                if len(_SHARED) >= 256:
-                    _SHARED.clear()
-                _SHARED[key] = shared
+        found = _SHARED.get(key) if key is not None else None
+        if found is not None and found[0] == registry.generation():
+            return found[1]
+        shared = cls([codec_from_json(v, where=where) for v in value], where=where)
+        if key is not None:
+            if len(_SHARED) >= 256:
+                _SHARED.clear()
+            _SHARED[key] = (registry.generation(), shared)
         return shared
 
     def to_json(self) -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ def parse_v3(group: Any, *, where: str) -> Consolidated | None:
             f"'metadata' object, got {raw!r}"
         )
     return {
-        path: v3.node_from_json(doc, where=f"{where} consolidated_metadata[{path!r}]")
+        path: v3.node_from_document(doc, where=f"{where} consolidated_metadata[{path!r}]")
         for path, doc in raw["metadata"].items()
     }
 

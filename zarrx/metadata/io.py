@@ -60,7 +60,7 @@ class V3Layout:
     def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None:
         key = _key(path, v3.METADATA_KEY)
         raw = docs.get(key)
-        return None if raw is None else v3.node_from_json(load_json(raw, where=key), where=key)
+        return None if raw is None else v3.node_from_document(load_json(raw, where=key), where=key)
 
     def documents(self, path: str, meta: Any) -> dict[str, bytes]:
         return {_key(path, v3.METADATA_KEY): dump_json(meta.to_json())}

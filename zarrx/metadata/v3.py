@@ -275,3 +275,25 @@ def node_from_json(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3
     if _check_header(doc, None, where=where) == "array":
         return ArrayMetadataV3.from_json(doc, where=where)
     return GroupMetadataV3.from_json(doc, where=where)
+
+
+#: Arrays parsed from stored documents, by the document without its attributes, with the
+#: registry generation they were resolved in. A hierarchy of many arrays of one layout
+#: (the tiles, variables or scales of a dataset) resolves that layout once.
+_PARSED: dict[str, tuple[int, ArrayMetadataV3]] = {}
+
+
+def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3:
+    """:func:`node_from_json` for a document as the JSON parser returned it (plain
+    dicts, lists, strings, numbers), whose repr identifies it."""
+    if not isinstance(doc, dict) or doc.get("node_type") != "array":
+        return node_from_json(doc, where=where)
+    key = repr({k: v for k, v in doc.items() if k != "attributes"})
+    found = _PARSED.get(key)
+    if found is not None and found[0] == registry.generation():
+        return replace(found[1], attributes=parse_attributes(doc.get("attributes"), where=where))
+    meta = ArrayMetadataV3.from_json(doc, where=where)
+    if len(_PARSED) >= 256:
+        _PARSED.clear()
+    _PARSED[key] = (registry.generation(), meta)
+    return meta
