@@ -61,6 +61,12 @@ class _Layout:
     grid: RegularChunkGrid
     elements: Elements
 
+    @cached_property
+    def whole_plan(self) -> list[ChunkProjection]:
+        """Every inner chunk's projection onto the whole shard, in C order of the grid."""
+        sel = normalize_basic(Ellipsis, self.spec.shape)
+        return list(plan_basic(self.grid, self.spec.shape, sel))
+
 
 @dataclass(frozen=True, eq=False)
 class ShardingCodec(ArrayBytesCodec):
@@ -209,10 +215,9 @@ class ShardingCodec(ArrayBytesCodec):
         raw = view[:layout.index_nbytes] if self.index_location == "start" else view[
             n - layout.index_nbytes:]
         index = self._decode_index(raw, layout, n)
-        sel = normalize_basic(Ellipsis, spec.shape)
-        for p in plan_basic(layout.grid, spec.shape, sel):
-            entry = _entry(index, p.coords)
-            chunk = None if entry is None else view[entry[0]:entry[0] + entry[1]]
+        # The plan of a whole shard is the grid's C order, as are the index entries.
+        for p, (offset, nbytes) in zip(layout.whole_plan, index.reshape(-1, 2).tolist()):
+            chunk = None if offset == EMPTY_INT else view[offset:offset + nbytes]
             self._place(layout, p, chunk, out)
 
     def decode_partial(
