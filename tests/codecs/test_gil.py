@@ -1,0 +1,74 @@
+"""The codecs the engine runs on its thread pool must release the GIL while they work:
+otherwise decoding on several threads is no faster than on one."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from zarrx.abc.codec import ChunkSpec
+from zarrx.codecs.pipeline import CodecPipeline
+
+N = 16 * 2**20  # float32 elements: 64 MiB, long enough for a counter thread to tick
+SPEC = ChunkSpec((N,), np.dtype("float32"), np.float32(0))
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+CHAINS = {
+    "blosc-lz4": [BYTES, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5}}],
+    "blosc-zstd": [BYTES, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 1}}],
+    "zstd": [BYTES, {"name": "zstd", "configuration": {"level": 1}}],
+    "gzip": [BYTES, {"name": "gzip", "configuration": {"level": 1}}],
+}
+
+
+def ticks_during(work) -> int:
+    """How often another Python thread ran while ``work()`` did: about zero when ``work``
+    holds the GIL (the switch interval is set far above its duration), many otherwise."""
+    counter = [0]
+    stop = threading.Event()
+
+    def count() -> None:
+        while not stop.is_set():
+            counter[0] += 1
+            time.sleep(0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)
+    thread = threading.Thread(target=count, daemon=True)
+    thread.start()
+    try:
+        while counter[0] == 0:
+            time.sleep(0.001)
+        before = counter[0]
+        work()
+        return counter[0] - before
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+
+
+@pytest.fixture(scope="module")
+def data() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.cumsum(rng.integers(-2, 3, N), dtype=np.int64).astype("float32") / 4
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_encode_and_decode_release_the_gil(name: str, data: np.ndarray) -> None:
+    chain = CodecPipeline.from_json(CHAINS[name], where="test").prepare(SPEC)
+    encoded = chain.encode(data)
+    out = np.empty_like(data)
+    assert ticks_during(lambda: chain.encode(data)) >= 3
+    assert ticks_during(lambda: chain.decode_into(encoded, out)) >= 3
+    np.testing.assert_array_equal(out, data)
+
+
+def test_the_probe_sees_a_held_gil() -> None:
+    """The control: work that keeps the GIL (Python summing a range)
+    lets the counter thread tick at most at its edges."""
+    assert ticks_during(lambda: sum(range(5_000_000))) <= 2
