@@ -154,3 +154,59 @@ def test_index_pointing_outside_the_shard(filled):
         a[:20, :15]
     with pytest.raises(CodecError, match="truncated"):
         a[5, 0]  # inner chunk (1, 0) is entry 3: its ranged read comes back short
+
+
+def _threads_of_inner_chunks(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """Record which threads decode inner chunks."""
+    import threading
+
+    import zarrx.codecs.sharding as sharding
+
+    seen: set[str] = set()
+    real_place = sharding.place
+
+    def place(*args, **kwargs):
+        seen.add(threading.current_thread().name)
+        return real_place(*args, **kwargs)
+
+    monkeypatch.setattr(sharding, "place", place)
+    return seen
+
+
+def test_one_big_shard_uses_the_thread_pool(monkeypatch: pytest.MonkeyPatch):
+    """A single shard is all the work there is: its inner chunks go to the pool, where a
+    lone chunk task would otherwise decode them one by one in the calling thread."""
+    a = zarrx.create_array(MemoryStore(), shape=(64, 64), chunks=(8, 8), shards=(64, 64),
+                           dtype="int32", compressors=[{"name": "blosc"}])
+    values = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+    with zarrx.config.set(threads=2):
+        a[...] = values
+        seen = _threads_of_inner_chunks(monkeypatch)
+        np.testing.assert_array_equal(a[...], values)
+    assert seen
+    assert all(name.startswith("zarrx_") for name in seen), seen
+
+
+def test_many_shards_do_not_submit_from_the_pool(monkeypatch: pytest.MonkeyPatch):
+    """With several shards the chunk pool works on shards; a shard's inner chunks run in
+    the task that holds it: no task submits to the chunk pool (which could deadlock it)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    a = zarrx.create_array(MemoryStore(), shape=(64, 64), chunks=(8, 8), shards=(16, 64),
+                           dtype="int32", compressors=[{"name": "blosc"}])
+    values = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+    submitters: list[str] = []
+    real_submit = ThreadPoolExecutor.submit
+
+    def submit(self, *args, **kwargs):
+        if self._thread_name_prefix == "zarrx":  # the chunk pool (writes go to "zarrx-io")
+            submitters.append(threading.current_thread().name)
+        return real_submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
+    with zarrx.config.set(threads=2):
+        a[...] = values
+        np.testing.assert_array_equal(a[...], values)
+    assert submitters  # the shards themselves went to the pool
+    assert not [name for name in submitters if name.startswith("zarrx_")], submitters

@@ -29,6 +29,7 @@ from zarrx.abc.store import ByteRange
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
 from zarrx.engine.elements import Elements
+from zarrx.engine.executor import run_all
 from zarrx.engine.place import place
 from zarrx.engine.plan import ChunkProjection, plan_basic
 from zarrx.errors import CodecError, MetadataError
@@ -215,10 +216,16 @@ class ShardingCodec(ArrayBytesCodec):
         raw = view[:layout.index_nbytes] if self.index_location == "start" else view[
             n - layout.index_nbytes:]
         index = self._decode_index(raw, layout, n)
-        # The plan of a whole shard is the grid's C order, as are the index entries.
-        for p, (offset, nbytes) in zip(layout.whole_plan, index.reshape(-1, 2).tolist()):
+
+        def place_one(item: tuple[ChunkProjection, list[int]]) -> None:
+            p, (offset, nbytes) = item
             chunk = None if offset == EMPTY_INT else view[offset:offset + nbytes]
             self._place(layout, p, chunk, out)
+
+        # The plan of a whole shard is the grid's C order, as are the index entries. Inner
+        # chunks decode on the pool when this shard is the only work (a single big shard);
+        # inside a chunk task they run in turn (see engine.executor).
+        run_all(place_one, zip(layout.whole_plan, index.reshape(-1, 2).tolist()))
 
     def decode_partial(
         self,
@@ -261,17 +268,23 @@ class ShardingCodec(ArrayBytesCodec):
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         layout = self.layout(spec)
         index = np.full((*layout.chunks_per_shard, 2), EMPTY, dtype="uint64")
+        inner_shape = self.chunk_shape
+        cells = list(np.ndindex(*layout.chunks_per_shard))
+        encoded: list[Any] = [None] * len(cells)
+
+        def encode_one(i: int) -> None:
+            region = chunk[tuple(slice(j * c, (j + 1) * c) for j, c in zip(cells[i], inner_shape))]
+            if not layout.elements.is_fill(region):
+                encoded[i] = memoryview(layout.inner.encode(region)).cast("B")
+
+        run_all(encode_one, range(len(cells)))  # concurrently when this is the only shard
         parts: list[Any] = []
         offset = self._data_start(layout)
-        inner_shape = self.chunk_shape
-        for coords in np.ndindex(*layout.chunks_per_shard):
-            region = chunk[tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, inner_shape))]
-            if layout.elements.is_fill(region):
-                continue
-            data = memoryview(layout.inner.encode(region)).cast("B")
-            index[coords] = (offset, len(data))
-            offset += len(data)
-            parts.append(data)
+        for coords, data in zip(cells, encoded):
+            if data is not None:
+                index[coords] = (offset, len(data))
+                offset += len(data)
+                parts.append(data)
         index_bytes = layout.index.encode(index)
         if self.index_location == "start":
             return b"".join([index_bytes, *parts])
