@@ -170,3 +170,49 @@ def test_a_failed_background_write_is_raised():
     with pytest.raises(zarrx.errors.StoreError, match="c/3/5"):
         a[...] = 1
     assert "c/3/5" not in store.list()
+
+
+def test_one_thread_means_the_store_is_only_called_by_the_caller():
+    import threading
+
+    callers = set()
+
+    class Recording(MemoryStore):
+        def set(self, key, value):
+            callers.add(threading.current_thread().name)
+            super().set(key, value)
+
+    a = zarrx.create_array(Recording(), shape=(64, 64), chunks=(8, 8), dtype="int32")
+    callers.clear()
+    with zarrx.config.set(threads=1):
+        a[...] = 1
+    assert callers == {threading.current_thread().name}
+
+
+def test_a_failed_write_stops_the_writes_that_follow():
+    """Once a background write has failed, no more chunks are handed to the store."""
+    attempts = []
+
+    class Failing(_SlowStore):
+        def set(self, key, value):
+            attempts.append(key)
+            super().set(key, value)
+
+    store = Failing(fail="c/0/0")
+    a = zarrx.create_array(store, shape=(64, 64), chunks=(8, 8), dtype="int32")
+    attempts.clear()
+    with zarrx.config.set(threads=2), pytest.raises(zarrx.errors.StoreError, match="c/0/0"):
+        a[...] = 1
+    assert len(attempts) <= 1 + 2 * 2 * 2  # the failure, then at most what was in flight
+    assert len(attempts) < 64
+
+
+@pytest.mark.parametrize("compressors", [None, [{"name": "gzip"}]])
+def test_big_endian_unicode_round_trips(compressors):
+    a = zarrx.create_array(MemoryStore(), shape=(5,), chunks=(2,), dtype="<U3",
+                           serializer={"name": "bytes", "configuration": {"endian": "big"}},
+                           compressors=compressors)
+    values = np.array(["a", "bcd", "é", "", "xyz"])
+    a[...] = values
+    np.testing.assert_array_equal(a[...], values)
+    np.testing.assert_array_equal(a[1:4], values[1:4])

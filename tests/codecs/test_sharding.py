@@ -210,3 +210,25 @@ def test_many_shards_do_not_submit_from_the_pool(monkeypatch: pytest.MonkeyPatch
         np.testing.assert_array_equal(a[...], values)
     assert submitters  # the shards themselves went to the pool
     assert not [name for name in submitters if name.startswith("zarrx_")], submitters
+
+
+def test_a_store_returning_too_few_ranges_is_a_truncation_error():
+    """A faulty store that answers fewer byte ranges than asked is a CodecError, not a
+    stray StopIteration."""
+    from zarrx.abc.codec import ChunkSpec
+    from zarrx.codecs.pipeline import CodecPipeline
+
+    spec = ChunkSpec((8, 8), np.dtype("int32"), np.int32(0))
+    codec = CodecPipeline.from_json([{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 4], "codecs": [{"name": "bytes", "configuration": {
+            "endian": "little"}}]}}], where="t").prepare(spec).array_bytes
+    shard = bytes(codec.encode(np.arange(64, dtype="int32").reshape(8, 8), spec))
+
+    def fetch(ranges):
+        values = [shard[r.start:] if r.length is None else shard[r.start:r.start + r.length]
+                  for r in ranges]
+        return values if len(ranges) == 1 else values[:1]  # the index, then too few
+
+    out = np.empty((8, 8), "int32")
+    with pytest.raises(CodecError, match="truncated"):
+        codec.decode_partial(fetch, (slice(0, 8, 1), slice(0, 8, 1)), spec, out)

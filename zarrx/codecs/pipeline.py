@@ -234,14 +234,15 @@ class CodecPipeline:
             key = json.dumps(value, sort_keys=True)
         except (TypeError, ValueError):
             key = None
+        generation = registry.generation()  # before resolving: a change during it counts
         found = _SHARED.get(key) if key is not None else None
-        if found is not None and found[0] == registry.generation():
+        if found is not None and found[0] == generation:
             return found[1]
         shared = cls([codec_from_json(v, where=where) for v in value], where=where)
         if key is not None:
             if len(_SHARED) >= 256:
                 _SHARED.clear()
-            _SHARED[key] = (registry.generation(), shared)
+            _SHARED[key] = (generation, shared)
         return shared
 
     def to_json(self) -> list[dict[str, Any]]:

@@ -249,7 +249,7 @@ class ShardingCodec(ArrayBytesCodec):
         ranges = [ByteRange(*entry) for entry in entries if entry is not None]
         values = iter(fetch(ranges) if ranges else ())
         for p, entry in zip(projections, entries):
-            chunk = None if entry is None else next(values)
+            chunk = None if entry is None else next(values, None)
             if entry is not None and (chunk is None or len(chunk) != entry[1]):
                 raise CodecError(
                     f"inner chunk {p.coords} is truncated: the index says {entry[1]} bytes"

@@ -15,9 +15,12 @@ from zarrx.data_types.variable import is_variable_length
 
 
 def swap_unit(dtype: np.dtype) -> int:
-    """Bytes per unit to reverse when ``dtype`` is not native (complex: each half)."""
+    """Bytes per unit to reverse when ``dtype`` is not native (complex: each half; UTF-32
+    strings: each code point)."""
     if dtype.isnative or dtype.itemsize == 1:
         return 0
+    if dtype.kind == "U":  # UTF-32 code points
+        return 4
     return dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
 
 

@@ -93,35 +93,47 @@ if hasattr(os, "register_at_fork"):
 class BackgroundWrites:
     """Store writes run on the I/O pool, so encoding the next chunk overlaps writing this
     one (a file system may block a writer: ext4 flushes a file renamed over another).
-    At most ``limit`` encoded values wait in memory; :meth:`wait` returns once every write
-    is done and re-raises the first failure."""
+
+    At most ``limit`` encoded values wait in memory. Once a write has failed, the next
+    :meth:`set` raises that failure instead of writing more. :meth:`wait` returns once
+    every write is done and re-raises the first failure."""
 
     def __init__(self, store: Any, limit: int) -> None:
         self._store = store
         self._slots = threading.BoundedSemaphore(limit)
         self._futures: list[Future[None]] = []
-        self._futures_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._failure: BaseException | None = None
 
     def set(self, key: str, value: Any) -> None:
         self._slots.acquire()
+        if self._failure is not None:
+            self._slots.release()
+            raise self._failure
         try:
             future = io_pool().submit(self._set, key, value)
         except BaseException:
             self._slots.release()
             raise
-        with self._futures_lock:
+        with self._lock:
             self._futures.append(future)
 
     def _set(self, key: str, value: Any) -> None:
         try:
             self._store.set(key, value)
+        except BaseException as error:
+            with self._lock:
+                if self._failure is None:
+                    self._failure = error
+            raise
         finally:
             self._slots.release()
 
-    def wait(self) -> None:
-        with self._futures_lock:
+    def wait(self, *, raise_failure: bool = True) -> None:
+        """Wait for every write; ``raise_failure=False`` when another error is already
+        on its way (it must not be masked by a write's)."""
+        with self._lock:
             futures, self._futures = self._futures, []
         wait(futures)
-        for f in futures:
-            if f.exception() is not None:
-                raise f.exception()  # type: ignore[misc]
+        if raise_failure and self._failure is not None:
+            raise self._failure

@@ -42,7 +42,10 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
     """
     write_empty = config.get("write_empty_chunks")
     locking = cs.store.supports_locking
-    writes = BackgroundWrites(cs.store, limit=2 * config.get("threads"))
+    threads = config.get("threads")
+    # One thread means one thread: the store is then only ever called by the caller.
+    writes = BackgroundWrites(cs.store, limit=2 * threads) if threads > 1 else None
+    put = cs.store.set if writes is None else writes.set
     it = iter(projections)
     try:
         while batch := list(itertools.islice(it, config.get("batch_chunks"))):
@@ -52,8 +55,12 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
                 partly = [k for k, p in zip(keys, batch) if not p.complete]
                 old = dict(zip(partly, cs.store.get_many([(k, None) for k in partly])))
             items = [(p, k, old) for p, k in zip(batch, keys)]
-            run_all(partial(_update, cs, value, write_empty, locking, writes), items)
-    finally:
+            run_all(partial(_update, cs, value, write_empty, locking, put), items)
+    except BaseException:
+        if writes is not None:
+            writes.wait(raise_failure=False)  # finish what was handed over; keep this error
+        raise
+    if writes is not None:
         writes.wait()
 
 
@@ -62,17 +69,17 @@ def _update(
     value: np.ndarray,
     write_empty: bool,
     locking: bool,
-    writes: BackgroundWrites,
+    put: Callable[[str, Any], None],
     item: tuple[ChunkProjection, str, dict[str, bytes | None]],
 ) -> None:
     p, key, old = item
     if p.complete:
-        _store_chunk(cs, value, write_empty, p, key, None, writes.set)
+        _store_chunk(cs, value, write_empty, p, key, None, put)
     elif locking:
         with cs.store.lock(key):
             _store_chunk(cs, value, write_empty, p, key, cs.store.get(key), cs.store.set)
     else:
-        _store_chunk(cs, value, write_empty, p, key, old.get(key), writes.set)
+        _store_chunk(cs, value, write_empty, p, key, old.get(key), put)
 
 
 def _store_chunk(

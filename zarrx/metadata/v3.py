@@ -289,11 +289,12 @@ def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetada
     if not isinstance(doc, dict) or doc.get("node_type") != "array":
         return node_from_json(doc, where=where)
     key = repr({k: v for k, v in doc.items() if k != "attributes"})
+    generation = registry.generation()  # before parsing: a change during it is not missed
     found = _PARSED.get(key)
-    if found is not None and found[0] == registry.generation():
+    if found is not None and found[0] == generation:
         return replace(found[1], attributes=parse_attributes(doc.get("attributes"), where=where))
     meta = ArrayMetadataV3.from_json(doc, where=where)
     if len(_PARSED) >= 256:
         _PARSED.clear()
-    _PARSED[key] = (registry.generation(), meta)
+    _PARSED[key] = (generation, meta)
     return meta
