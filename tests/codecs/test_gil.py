@@ -3,13 +3,10 @@ otherwise decoding on several threads is no faster than on one."""
 
 from __future__ import annotations
 
-import sys
-import threading
-import time
-
 import numpy as np
 import pytest
 
+from tests.gil_probe import ticks_during
 from zarrx.abc.codec import ChunkSpec
 from zarrx.codecs.pipeline import CodecPipeline
 
@@ -23,33 +20,6 @@ CHAINS = {
     "zstd": [BYTES, {"name": "zstd", "configuration": {"level": 1}}],
     "gzip": [BYTES, {"name": "gzip", "configuration": {"level": 1}}],
 }
-
-
-def ticks_during(work) -> int:
-    """How often another Python thread ran while ``work()`` did: about zero when ``work``
-    holds the GIL (the switch interval is set far above its duration), many otherwise."""
-    counter = [0]
-    stop = threading.Event()
-
-    def count() -> None:
-        while not stop.is_set():
-            counter[0] += 1
-            time.sleep(0)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(5.0)
-    thread = threading.Thread(target=count, daemon=True)
-    thread.start()
-    try:
-        while counter[0] == 0:
-            time.sleep(0.001)
-        before = counter[0]
-        work()
-        return counter[0] - before
-    finally:
-        stop.set()
-        thread.join()
-        sys.setswitchinterval(interval)
 
 
 @pytest.fixture(scope="module")

@@ -5,15 +5,13 @@ and the whole base array is compared so writes outside the view are caught.
 """
 
 import math
-import sys
-import threading
-import time
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.gil_probe import ticks_during
 from zarrx._core.assemble import _use_avx2, all_equal, copy_strided, fill
 
 DTYPES = [
@@ -473,44 +471,16 @@ def test_all_equal_errors(arr, value, exc, match):
 
 
 def test_kernels_release_the_gil():
-    """While copy_strided runs, another Python thread must get to run.
-
-    With a long switch interval, a kernel that held the GIL would let the counter thread
-    advance by exactly nothing during the call; one that releases it lets the counter (which
-    yields through ``time.sleep(0)``) tick along. No absolute timing is asserted.
-    """
+    """While a kernel runs on a large array, another Python thread gets to run."""
     src = np.ones(50_000_000, dtype=np.float32)  # 200 MB
     dst = np.empty_like(src)
-    counter = [0]
-    stop = threading.Event()
-
-    def count():
-        while not stop.is_set():
-            counter[0] += 1
-            time.sleep(0)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1.0)
-    thread = threading.Thread(target=count, daemon=True)
-    thread.start()
-    try:
-        while counter[0] == 0:
-            time.sleep(0.001)
-        progress = []
-        for _ in range(3):
-            before = counter[0]
-            copy_strided(src, dst)
-            progress.append(counter[0] - before)
-            before = counter[0]
-            fill(dst, np.float32(2).tobytes())
-            progress.append(counter[0] - before)
-            before = counter[0]
-            assert all_equal(dst, np.float32(2).tobytes())
-            progress.append(counter[0] - before)
-    finally:
-        stop.set()
-        thread.join()
-        sys.setswitchinterval(interval)
+    two = np.float32(2).tobytes()
+    progress = []
+    for _ in range(3):
+        progress.append(ticks_during(lambda: copy_strided(src, dst), switch_interval=1.0))
+        progress.append(ticks_during(lambda: fill(dst, two), switch_interval=1.0))
+        progress.append(ticks_during(lambda: all_equal(dst, two), switch_interval=1.0))
+    assert all_equal(dst, two)
     # a kernel holding the GIL lets the counter tick at most once or twice (at the call's
     # edges); one that releases it lets it tick hundreds of times per call
     assert max(progress[0::3]) >= 3, progress  # copy_strided
