@@ -170,3 +170,10 @@ def test_repr_is_short():
     assert repr(GroupSpec(members={"b": _array(), "a": GroupSpec()})) == (
         "GroupSpec(zarr_format=3, attributes={}, members=['a', 'b'])"
     )
+
+
+def test_the_shared_spec_base_is_abstract():
+    from zarrx.zom.model import _Spec
+
+    with pytest.raises(TypeError, match="abstract"):
+        _Spec()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -78,7 +79,7 @@ def display_path(path: str) -> str:
     return "/" + path
 
 
-class _Spec:
+class _Spec(ABC):
     """What arrays and groups share."""
 
     zarr_format: int
@@ -98,11 +99,13 @@ class _Spec:
         """A property of the node (``shape``, ``codecs``, ``dtype`` …), as frozen JSON."""
         return self.properties.get(name, default)
 
-    def to_json(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The node's ZOM JSON (each spec class writes its own)."""
 
-    def _node_json(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _node_json(self) -> dict[str, Any]:
+        """The node's own properties as JSON, without members."""
 
     def dumps(self, indent: int | None = 2) -> str:
         """The ZOM JSON text."""
