@@ -76,6 +76,15 @@ class SelectionError(ZarrxError, IndexError):
     """A selection has an unsupported form or too many indices."""
 
 
+class SelectionTypeError(ZarrxError, TypeError):
+    """A selection holds something of the wrong type where NumPy raises ``TypeError``
+    (e.g. a slice bound that is not an integer)."""
+
+
+class SelectionValueError(ZarrxError, ValueError):
+    """A selection holds a value NumPy rejects with ``ValueError`` (a zero slice step)."""
+
+
 class ShapeError(ZarrxError, ValueError):
     """Values cannot be broadcast to the selection, or shapes do not agree."""
 
@@ -97,6 +106,8 @@ __all__ = [
     "ReadOnlyError",
     "RegistryConflictError",
     "SelectionError",
+    "SelectionTypeError",
+    "SelectionValueError",
     "ShapeError",
     "StoreError",
     "UnknownCodecError",
