@@ -89,11 +89,12 @@ def _plan(
                 inner[axis] = part[1][k]
                 where[axis] = b
         out = tuple(p[2] for p in combo)
-        if not simple:  # broadcast every index over the buffer's dimensions
+        fancy = not all(isinstance(ix, slice) for ix in (*inner, *out))
+        if fancy and not simple:  # broadcast every index over the buffer's dimensions
             inner = [_spread(_as_index(ix), where[axis], nbuf) for axis, ix in enumerate(inner)]
             out = np.ix_(*map(_as_index, out))
         yield ChunkProjection(
-            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy=True
+            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy=fancy
         )
 
 
@@ -110,8 +111,8 @@ def _project(grid: Any, shape: tuple[int, ...], g: Group) -> list[_Part]:
         order, chunk_index, bounds, _ = points_chunks(chunks.astype(np.int64, copy=False), 1)
         in_chunk = offsets[order]
         return [
-            ((int(c),), (in_chunk[bounds[i]:bounds[i + 1]],), order[bounds[i]:bounds[i + 1]],
-             False)
+            ((int(c),), (_run_or(in_chunk[bounds[i]:bounds[i + 1]]),),
+             _run_or(order[bounds[i]:bounds[i + 1]]), False)
             for i, c in enumerate(chunk_index)
         ]
     located = [grid.axis_locate(axis, c) for axis, c in zip(g.axes, g.coords)]
@@ -134,6 +135,16 @@ def _project(grid: Any, shape: tuple[int, ...], g: Group) -> list[_Part]:
             False,
         ))
     return parts
+
+
+def _run_or(index: np.ndarray) -> Any:
+    """A step-1 slice when ``index`` is consecutive ascending integers (sorted index
+    arrays: a strided copy instead of a gather), else ``index``."""
+    if len(index) > 1 and index[-1] - index[0] == len(index) - 1 and (
+        np.all(index[1:] > index[:-1])
+    ):
+        return slice(int(index[0]), int(index[-1]) + 1, 1)
+    return index
 
 
 def _as_index(item: Any) -> np.ndarray:
