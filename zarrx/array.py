@@ -16,6 +16,7 @@ from zarrx.engine.read import read_selection
 from zarrx.engine.write import write_selection
 from zarrx.errors import SelectionError, ShapeError
 from zarrx.extensions import index_domain
+from zarrx.lazy import LazyIndexer
 from zarrx.metadata.io import data_prefix
 from zarrx.node import Node
 from zarrx.selection.layout import Layout
@@ -178,6 +179,11 @@ class Array(Node):
         return selection
 
     @property
+    def lazy(self) -> LazyIndexer:
+        """Declare a view without reading: ``a.lazy[10:, ::-2]`` (see :mod:`zarrx.lazy`)."""
+        return LazyIndexer(self, IndexTransform.identity(self.shape))
+
+    @property
     def oindex(self) -> _Indexer:
         """Orthogonal indexing: ``a.oindex[[0, 3], 1:5]``."""
         return _Indexer(self.get_orthogonal_selection, self.set_orthogonal_selection)
@@ -202,15 +208,23 @@ class Array(Node):
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
-    def _write(self, selected: Selected | ParsedIndex, value: Any) -> None:
-        """Cast ``value`` as NumPy's ``__setitem__`` does (errors before any write), then
-        write it into the cells the selection names."""
+    def _cast(self, selected: Selected | ParsedIndex, value: Any) -> np.ndarray:
+        """``value`` as NumPy's ``__setitem__`` casts and broadcasts it for the selection
+        (errors before any write)."""
         self._check_writable("write to")
-        data = assigned_value(value, self.dtype, selected, self.name)
+        return assigned_value(value, self.dtype, selected, self.name)
+
+    def _write_cells(self, transform: IndexTransform, data: np.ndarray) -> None:
+        """Write ``data`` (of the transform's shape and the array's dtype) into the cells
+        ``transform`` names."""
+        write_selection(self._chunk_store, self._layout(transform), data)
+        self._after_write(data)
+
+    def _write(self, selected: Selected | ParsedIndex, value: Any) -> None:
+        data = self._cast(selected, value)
         if isinstance(selected, ParsedIndex):
             selected = selected.resolve()
-        write_selection(self._chunk_store, self._layout(selected.transform), data)
-        self._after_write(data)
+        self._write_cells(selected.transform, data)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         """NumPy's ``x[selection] = value``: NumPy's casting, broadcasting, and the last

@@ -196,3 +196,26 @@ def test_advanced_reads_fetch_each_chunk_once(sharded):
         assert sorted(k for k, _ in chunks) == [
             "c/0/0", "c/0/1", "c/0/2", "c/1/0", "c/1/1", "c/1/2"
         ]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_variable_length_strings_match_numpy(data):
+    """Index arrays on variable-length strings (v3 ``string``, v2 ``vlen-utf8``)."""
+    shape = tuple(data.draw(st.integers(1, 5)) for _ in range(data.draw(st.integers(1, 3))))
+    zarr_format = data.draw(st.sampled_from([2, 3]))
+    x = np.array([f"s{i}" * (i % 4) for i in range(int(np.prod(shape)))], dtype="T")
+    x = x.reshape(shape)
+    a = zarrx.create_array(MemoryStore(), shape=shape, dtype=str, zarr_format=zarr_format,
+                           chunks=tuple(data.draw(st.integers(1, n)) for n in shape))
+    a[...] = x
+    idx = data.draw(numpy_indices(shape, wild=False))
+    expected, error = _numpy(lambda: x[idx])
+    if error is None:
+        got = a[idx]
+        assert np.shape(got) == np.shape(expected)
+        np.testing.assert_array_equal(got, expected)
+        x[idx] = "new"
+        a[idx] = "new"
+        np.testing.assert_array_equal(a[...], x)

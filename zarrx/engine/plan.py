@@ -32,6 +32,13 @@ class ChunkProjection:
     #: Selections are index arrays (NumPy advanced indexing): results are copies, so
     #: the engine assigns through them instead of copying into views.
     fancy: bool = False
+    #: The share of the buffer per layout group (a slice or an array of positions each),
+    #: when ``out_selection`` broadcasts them into index arrays; else ``out_selection``.
+    groups: tuple[Any, ...] | None = None
+
+    @property
+    def buffer_index(self) -> tuple[Any, ...]:
+        return self.out_selection if self.groups is None else self.groups
 
 
 # One group's share of one chunk: (chunk coords on the group's axes, in-chunk index per
@@ -88,13 +95,13 @@ def _plan(
                 coords[axis] = part[0][k]
                 inner[axis] = part[1][k]
                 where[axis] = b
-        out = tuple(p[2] for p in combo)
+        out = groups = tuple(p[2] for p in combo)
         fancy = not all(isinstance(ix, slice) for ix in (*inner, *out))
         if fancy and not simple:  # broadcast every index over the buffer's dimensions
             inner = [_spread(_as_index(ix), where[axis], nbuf) for axis, ix in enumerate(inner)]
             out = np.ix_(*map(_as_index, out))
         yield ChunkProjection(
-            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy=fancy
+            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy, groups
         )
 
 

@@ -19,7 +19,7 @@ make them so. Nothing here knows about chunks.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -147,6 +147,43 @@ class Layout:
     def buffer_shape_without_fixed(self) -> tuple[int, ...]:
         return tuple(g.count for g in self.groups if not (isinstance(g, Run) and g.dim is None))
 
+    @property
+    def broadcast_dims(self) -> tuple[int, ...]:
+        """Result dimensions longer than one that no array axis depends on (the result
+        repeats along them)."""
+        return tuple(d for d in self.unused if self.shape[d] != 1)
+
+    def needs_index_arrays(self) -> bool:
+        """Whether a share of the buffer maps to the result only through index arrays
+        (a point group, or a dimension the result repeats along)."""
+        return any(isinstance(g, Points) for g in self.groups) or bool(self.broadcast_dims)
+
+    def result_index(self, parts: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The cells of the result that a share of the buffer fills, given per group (a
+        step-1 slice or an array of positions each), as an index into an array of the
+        result's shape. Without :meth:`needs_index_arrays` it is slices and integers,
+        selecting the share's runs in order (fixed axes gone); otherwise index arrays
+        with one axis per group, then one per :attr:`broadcast_dims` entry."""
+        arrays = self.needs_index_arrays()
+        nbuf = len(self.groups) + len(self.broadcast_dims)
+        index: list[Any] = [0] * len(self.shape)
+        for b, (g, part) in enumerate(zip(self.groups, parts)):
+            if isinstance(g, Run):
+                if g.dim is None:
+                    continue
+                if g.backward:  # the buffer holds the run forwards, the result backwards
+                    stop = g.count - part.stop - 1
+                    part = slice(g.count - part.start - 1, stop if stop >= 0 else None, -1)
+                index[g.dim] = _along(_indices(part, g.count), b, nbuf) if arrays else part
+            else:
+                positions = _indices(part, g.count)
+                sizes = [self.shape[d] for d in g.dims]
+                for d, c in zip(g.dims, np.unravel_index(positions, sizes)):
+                    index[d] = _along(c, b, nbuf)
+        for k, d in enumerate(self.broadcast_dims):
+            index[d] = _along(np.arange(self.shape[d]), len(self.groups) + k, nbuf)
+        return tuple(index)
+
     def read_target(self, result: np.ndarray) -> np.ndarray | None:
         """:meth:`buffer_of` ``result`` when it is a view that writes reach ``result``
         through, else ``None`` (read into a separate buffer, then copy)."""
@@ -156,6 +193,17 @@ class Layout:
         if buffer.size and not np.may_share_memory(buffer, result):
             return None
         return buffer
+
+
+def _indices(part: Any, count: int) -> np.ndarray:
+    return np.arange(count)[part] if isinstance(part, slice) else np.asarray(part)
+
+
+def _along(values: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    """``values`` as an array of rank ``ndim`` varying along ``axis`` (for broadcasting)."""
+    shape = [1] * ndim
+    shape[axis] = len(values)
+    return values.reshape(shape)
 
 
 def _run(axis: int, m: Strided, count: int) -> Run:
