@@ -308,3 +308,28 @@ def test_without_ml_dtypes_a_clear_error(tmp_path: Path) -> None:
 
 def test_missing_dependency_is_an_unknown_data_type_error() -> None:
     assert issubclass(MissingDependencyError, zarrx.errors.UnknownDataTypeError)
+
+
+# -- the element kernels ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_element_kernels_take_ml_types(name: str) -> None:
+    """The Cython kernels (copy with byte swapping, fill, compare) serve these types by item
+    size, like any fixed-size type: bfloat16 big endian swaps 2 bytes, one-byte types none."""
+    from zarrx.engine.elements import Elements, swap_unit
+
+    dtype = np.dtype(getattr(ml_dtypes, name))
+    fill = MLDataType.from_json(name).fill_from_json(-1 if name.startswith("int") else 1)
+    ops = Elements.of(dtype, fill)
+    assert not ops.variable
+    assert ops.fill == np.asarray(fill).tobytes()
+    assert swap_unit(dtype.newbyteorder(">")) == (2 if dtype.itemsize == 2 else 0)
+    out = np.empty((3, 4), dtype=dtype)
+    ops.fill_region(out)
+    assert out.tobytes() == ops.fill * 12
+    assert ops.is_fill(out)
+    src = sample(name, 12).reshape(3, 4)
+    stored = src.astype(dtype.newbyteorder(">")) if dtype.itemsize == 2 else src
+    ops.copy(stored[:, ::-1], out)
+    assert_same_bits(out, src[:, ::-1])
+    assert ops.is_fill(out) == (out.tobytes() == ops.fill * 12)
