@@ -333,3 +333,11 @@ def test_element_kernels_take_ml_types(name: str) -> None:
     ops.copy(stored[:, ::-1], out)
     assert_same_bits(out, src[:, ::-1])
     assert ops.is_fill(out) == (out.tobytes() == ops.fill * 12)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", ml_dtypes.int4])
+def test_draft_format_refuses_ml_types(dtype: Any) -> None:
+    """The 2020 draft has no such types: a clear error, not a raw r16 array that loses the
+    type (what NumPy's name resolution would give once ml_dtypes is imported)."""
+    with pytest.raises(zarrx.errors.UnknownDataTypeError, match="draft has no data type"):
+        zarrx.create_array("memory://", shape=(3,), dtype=dtype, zarr_format="3-draft")
