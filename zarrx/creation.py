@@ -18,6 +18,7 @@ from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
+from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
 from zarrx.errors import MetadataError
@@ -120,7 +121,8 @@ def array_metadata_v2(
         filters = [{"id": "vlen-utf8" if kind == "text" else "vlen-bytes"}]
         if fill_value is None:
             fill_value = "" if kind == "text" else b""
-    stored = OBJECT if kind else np.dtype(dtype)
+    ml = MLDataType.from_numpy(dtype) if ml_name(dtype) else None
+    stored = OBJECT if kind else ml.dtype if ml else np.dtype(dtype)
     if stored.byteorder == "=":
         stored = stored.newbyteorder("<" if np.little_endian else ">")
     chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
@@ -136,6 +138,8 @@ def array_metadata_v2(
     nat = native_dtype(stored)
     if kind:
         fill = fill_value
+    elif ml:
+        fill = ml.coerce_fill(fill_value)
     elif nat.kind in "biufc":
         fill = DataType.from_numpy(nat).coerce_fill(fill_value)
     else:
@@ -179,6 +183,8 @@ def array_metadata_v3(
     kind = variable_kind(dtype)
     if kind:
         data_type: Any = StringDataType() if kind == "text" else BytesDataType()
+    elif ml_name(dtype):
+        data_type = MLDataType.from_numpy(dtype)
     elif np.dtype(dtype).kind in "Mm":
         data_type = TimeDataType.from_numpy(np.dtype(dtype))
     elif np.dtype(dtype).kind in "US":

@@ -29,6 +29,11 @@ class UnknownDataTypeError(MetadataError):
     """A data type name resolves to no installed data type."""
 
 
+class MissingDependencyError(UnknownDataTypeError, ImportError):
+    """A data type or codec needs an optional package that is not installed; the message
+    names the extra to install (e.g. ``pip install 'zarrx[ml]'``)."""
+
+
 class UnknownExtensionError(MetadataError):
     """A ``must_understand`` extension is not installed."""
 
@@ -100,6 +105,7 @@ __all__ = [
     "FillValueError",
     "InvalidKeyError",
     "MetadataError",
+    "MissingDependencyError",
     "NodeExistsError",
     "NodeNotFoundError",
     "NodeTypeError",

@@ -68,7 +68,7 @@ def has_byte_order(dtype: np.dtype) -> bool:
         return any(has_byte_order(field[0]) for field in dtype.fields.values())
     if dtype.subdtype is not None:
         return has_byte_order(dtype.subdtype[0])
-    return dtype.byteorder != "|"
+    return dtype.byteorder != "|" and dtype.itemsize > 1  # one-byte ml_dtypes types say "="
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

@@ -122,6 +122,14 @@ class NumcodecsArrayCodec(_Numcodecs, ArrayArrayCodec):
             )
         return ChunkSpec(shape, sample.dtype, np.zeros((), dtype=sample.dtype)[()])
 
+    def validate(self, spec: ChunkSpec) -> None:
+        if self.codec_id == "packbits" and spec.dtype.kind != "b":
+            raise MetadataError(
+                f"{self.name}: numcodecs' packbits filter packs bool arrays only (it reads "
+                f"any chunk as bools), got {spec.dtype}; for other types use the v3 "
+                "'packbits' codec"
+            )
+
     def _encode(self, chunk: np.ndarray) -> np.ndarray:
         try:
             out = self.codec.encode(np.ascontiguousarray(chunk))

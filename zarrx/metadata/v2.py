@@ -23,6 +23,7 @@ from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
 from zarrx.codecs.bytes import has_byte_order
 from zarrx.codecs.numcodecs_compat import numcodecs_codec, to_numcodecs_config
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.variable import STRING
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
@@ -54,7 +55,15 @@ def _descr(fields: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def parse_dtype(value: Any, *, where: str) -> np.dtype:
-    """A v2 ``dtype``: a NumPy type string or a structured list."""
+    """A v2 ``dtype``: a NumPy type string, a structured list, or the name of a
+    machine-learning type as tensorstore writes it (``"bfloat16"``, ``"int4"``, …). Those
+    names are resolved by zarrx, never by NumPy: with ml_dtypes imported NumPy knows
+    ``"int4"`` too, as a bare dtype whose fill value would be read as raw bytes."""
+    if isinstance(value, str) and ml_name(value):
+        try:
+            return MLDataType.from_json(value).dtype
+        except MetadataError as e:
+            raise type(e)(f"{where}: {e}") from None
     try:
         if isinstance(value, str):
             dtype = np.dtype(value)
@@ -70,6 +79,9 @@ def parse_dtype(value: Any, *, where: str) -> np.dtype:
 
 
 def dtype_to_json(dtype: np.dtype) -> Any:
+    name = ml_name(dtype)
+    if name:
+        return name
     if dtype.fields is not None:
         return [list(d) for d in dtype.descr]
     return dtype.str
@@ -100,6 +112,11 @@ def _endian(dtype: np.dtype) -> str | None:
 def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -> Any:
     """Decode a v2 ``fill_value`` (``None`` reads as zero, or empty for strings)."""
     nat = native(dtype)
+    if ml_name(nat):
+        try:
+            return MLDataType.from_numpy(nat).fill_from_v2(value)
+        except FillValueError as e:
+            raise FillValueError(f"{where}: fill_value: {e}") from None
     if nat.hasobject:
         if value is None:
             return "" if text else b""
@@ -148,6 +165,8 @@ def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -
 
 def fill_to_json(dtype: np.dtype, value: Any) -> Any:
     nat = native(dtype)
+    if ml_name(nat):
+        return MLDataType.from_numpy(nat).fill_to_v2(value)
     if nat.hasobject:
         return value if isinstance(value, str) else base64.standard_b64encode(value).decode()
     scalar = np.asarray(value, dtype=nat)[()]

@@ -53,6 +53,7 @@ from zarrx.abc.store import Store
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.bytes import has_byte_order
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.ml import ml_name
 from zarrx.errors import (
     FillValueError,
     InvalidKeyError,
@@ -810,6 +811,11 @@ def array_metadata_draft(
     if isinstance(shape, int):
         shape = (shape,)
     shape = parse_shape(list(shape), where=where)
+    if ml_name(dtype):  # else NumPy (with ml_dtypes) would make it raw bits, losing the type
+        raise UnknownDataTypeError(
+            f"{where}: the Zarr v3.0 draft has no data type {ml_name(dtype)!r}; use "
+            "zarr_format=3 or 2"
+        )
     stored = np.dtype(dtype)
     if stored.byteorder == "=":
         stored = stored.newbyteorder("<" if np.little_endian else ">")
