@@ -1,0 +1,169 @@
+"""Where a draft hierarchy keeps each node: keys, node names, reading, writing, erasing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from zarrx.abc.store import Store
+from zarrx.errors import InvalidKeyError
+from zarrx.metadata.json import dump_json, load_json
+from zarrx.metadata.v3_draft.array import ArrayMetadataDraft, GroupMetadataDraft
+from zarrx.metadata.v3_draft.entry_point import (
+    DATA_ROOT,
+    DEFAULT_ENTRY_POINT,
+    ENTRY_POINT_KEY,
+    FORMAT,
+    META_ROOT,
+    EntryPoint,
+    entry_point_from,
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+# -- node names ------------------------------------------------------------------------------
+
+def validate_path(path: str) -> str:
+    """Check every name of a node path against seed 000's rules (``""`` is the root)."""
+    if not path:
+        return path
+    for name in path.split("/"):
+        reason = (
+            "it is empty" if not name
+            else "it has characters other than a-z A-Z 0-9 - _ ." if not _NAME.match(name)
+            else "it consists only of periods" if set(name) == {"."}
+            else f"it is {len(name)} characters long (at most 255)" if len(name) > 255
+            else None
+        )
+        if reason:
+            raise InvalidKeyError(
+                f"invalid node name {name!r} in path {'/' + path!r}: {reason} "
+                "(Zarr v3.0 draft node names: 1-255 characters from a-z A-Z 0-9 - _ ., "
+                "not only periods, case-sensitive)"
+            )
+    return path
+
+
+# -- the key layout --------------------------------------------------------------------------
+
+class DraftLayout:
+    """Where a draft hierarchy keeps each node's document and chunks (one entry point)."""
+
+    zarr_format = FORMAT
+    #: Creating a node writes no documents for its ancestors.
+    implicit_groups = True
+
+    def __init__(self, entry_point: EntryPoint = DEFAULT_ENTRY_POINT) -> None:
+        self.entry_point = entry_point
+
+    @property
+    def suffix(self) -> str:
+        return self.entry_point.metadata_key_suffix
+
+    # -- keys ----------------------------------------------------------------------------------
+    def _meta(self, path: str) -> str:
+        return f"{META_ROOT}/{validate_path(path)}" if path else META_ROOT
+
+    def array_key(self, path: str) -> str:
+        return f"{self._meta(path)}.array{self.suffix}"
+
+    def group_key(self, path: str) -> str:
+        return f"{self._meta(path)}.group{self.suffix}"
+
+    def meta_prefix(self, path: str) -> str:
+        return f"{self._meta(path)}/"
+
+    def data_prefix(self, path: str) -> str:
+        return f"{DATA_ROOT}/{validate_path(path)}/" if path else f"{DATA_ROOT}/"
+
+    def document_keys(self, path: str) -> list[str]:
+        return [self.array_key(path), self.group_key(path)]
+
+    # -- reading -------------------------------------------------------------------------------
+    def parse(self, path: str, docs: Mapping[str, bytes | None]) -> Any | None:
+        """The node whose document is in ``docs``: an array first, then an explicit group
+        (the seed's order of existence checks); ``None`` when neither is there."""
+        array_key, group_key = self.document_keys(path)
+        if docs.get(array_key) is not None:
+            doc = load_json(docs[array_key], where=array_key)  # type: ignore[arg-type]
+            return ArrayMetadataDraft.from_json(doc, self.entry_point, where=array_key)
+        if docs.get(group_key) is not None:
+            doc = load_json(docs[group_key], where=group_key)  # type: ignore[arg-type]
+            return GroupMetadataDraft.from_json(doc, self.entry_point, where=group_key)
+        return None
+
+    def read_nodes(self, store: Store, paths: Sequence[str]) -> list[Any]:
+        """Existence as the seed orders it: the array document, the group document, then
+        ``list_dir`` of the path's metadata prefix (non-empty: an implicit group)."""
+        keys = [k for path in paths for k in self.document_keys(path)]
+        docs = dict(zip(keys, store.get_many([(k, None) for k in keys])))
+        found: list[Any] = []
+        for path in paths:
+            meta = self.parse(path, docs)
+            if meta is None:
+                child_keys, prefixes = store.list_dir(self.meta_prefix(path))
+                if child_keys or prefixes:
+                    meta = GroupMetadataDraft(entry_point=self.entry_point, implicit=True)
+            elif meta.node_type == "array" and not meta.shape:
+                meta = self._zero_d(store, path, meta)
+            found.append(meta)
+        return found
+
+    def _zero_d(self, store: Store, path: str, meta: ArrayMetadataDraft) -> ArrayMetadataDraft:
+        """zarr-python 2.18 keeps the chunk of a 0-d array at ``c0``: use it when only it
+        exists."""
+        prefix = self.data_prefix(path)
+        seed_key, peer_key = f"{prefix}c", f"{prefix}c0"
+        have_seed, have_peer = store.get_many([(seed_key, None), (peer_key, None)])
+        if have_seed is None and have_peer is not None:
+            return replace(meta, zero_d_key="c0")
+        return meta
+
+    def child_paths(self, store: Store, path: str) -> list[str]:
+        """Children as the seed discovers them: ``list_dir`` of the metadata prefix; keys
+        ending in ``.array``/``.group`` + suffix, and prefixes (implicit groups)."""
+        keys, prefixes = store.list_dir(self.meta_prefix(path))
+        names = {p.rstrip("/").rsplit("/", 1)[-1] for p in prefixes}
+        for key in keys:
+            base = key.rsplit("/", 1)[-1]
+            for ending in (f".array{self.suffix}", f".group{self.suffix}"):
+                if base.endswith(ending) and len(base) > len(ending):
+                    names.add(base[: -len(ending)])
+        return sorted(f"{path}/{n}" if path else n for n in names)
+
+    # -- writing -------------------------------------------------------------------------------
+    def documents(self, path: str, meta: Any) -> dict[str, bytes]:
+        layout = DraftLayout(meta.entry_point)
+        key = layout.array_key(path) if meta.node_type == "array" else layout.group_key(path)
+        return {key: dump_json(meta.to_json())}
+
+    attribute_documents = documents
+
+    def new_group(self, attributes: dict[str, Any]) -> GroupMetadataDraft:
+        return GroupMetadataDraft(attributes=attributes, entry_point=self.entry_point)
+
+    def prepare_store(self, store: Store, path: str, meta: Any) -> Any:
+        """Before a node is created: write the entry point if the store has none, else
+        adopt the store's (its suffix decides the keys)."""
+        validate_path(path)
+        raw = store.get(ENTRY_POINT_KEY)
+        if raw is None:
+            store.set(ENTRY_POINT_KEY, dump_json(meta.entry_point.to_json()))
+            return meta
+        entry = entry_point_from(raw, required=True)
+        return meta.with_entry_point(entry)
+
+    def erase(self, store: Store, path: str, meta: Any) -> None:
+        """Erase a node as the seed says: an array's document and chunks; a group's
+        document (if explicit) and everything below its metadata and data prefixes."""
+        layout = DraftLayout(meta.entry_point)
+        if meta.node_type == "array":
+            store.erase(layout.array_key(path))
+            store.erase_prefix(layout.data_prefix(path))
+            return
+        if not getattr(meta, "implicit", False):
+            store.erase(layout.group_key(path))
+        store.erase_prefix(layout.meta_prefix(path))
+        store.erase_prefix(layout.data_prefix(path))
