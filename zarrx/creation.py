@@ -29,9 +29,9 @@ from zarrx.metadata.v3 import ArrayMetadataV3
 from zarrx.metadata.v3_draft import (
     SHARDING_URI,
     ArrayMetadataDraft,
-    check_extensions,
     compressor_to_json,
     data_type_to_json,
+    extension_to_json,
     fill_to_json,
 )
 from zarrx.metadata.v3_draft import native as draft_native
@@ -349,7 +349,7 @@ def array_metadata_draft(
     if codecs:
         doc["compressor"] = compressor_to_json(codecs[0], stored.itemsize)
     doc["fill_value"] = fill_to_json(stored, fill)
-    doc["extensions"] = list(check_extensions(list(extensions or []), where=where))
+    doc["extensions"] = [extension_to_json(e) for e in extensions or ()]
     user_attributes = dict(attributes or {})
     if filter_codecs:
         from zarrx.codecs.numcodecs_compat import to_numcodecs_config

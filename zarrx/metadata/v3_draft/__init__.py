@@ -63,7 +63,9 @@ from zarrx.metadata.v3_draft.entry_point import (
     EntryPoint,
     check_extensions,
     entry_point_from,
+    extension_to_json,
     is_draft_entry_point,
+    parse_node_extensions,
 )
 from zarrx.metadata.v3_draft.layout import DraftLayout, validate_path
 
@@ -91,10 +93,12 @@ __all__ = [
     "core_dtype",
     "data_type_to_json",
     "entry_point_from",
+    "extension_to_json",
     "fill_to_json",
     "is_draft_entry_point",
     "native",
     "parse_data_type",
     "parse_fill",
+    "parse_node_extensions",
     "validate_path",
 ]

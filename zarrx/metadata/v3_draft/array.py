@@ -21,7 +21,8 @@ from zarrx.metadata.v3_draft.entry_point import (
     FORMAT,
     SHARDING_URI,
     EntryPoint,
-    check_extensions,
+    extension_to_json,
+    parse_node_extensions,
 )
 
 # -- arrays ----------------------------------------------------------------------------------
@@ -47,6 +48,8 @@ class ArrayMetadataDraft:
     entry_point: EntryPoint = DEFAULT_ENTRY_POINT
     #: The key of the chunk of a 0-d array: ``c`` (seed 000), ``c0`` for zarr-python 2.18.
     zero_d_key: str = "c"
+    #: ZEP 10 entries: plugin objects (their hooks apply) or unknown optional ones.
+    extensions: tuple[Any, ...] = ()
 
     zarr_format = FORMAT
     node_type = "array"
@@ -141,7 +144,8 @@ class ArrayMetadataDraft:
                 f"{where}: dimension_separator must be '/' or '.', got {separator!r}"
             )
         fill = parse_fill(stored, doc["fill_value"], where=where)
-        check_extensions(doc.get("extensions", []), where=where)
+        extensions = parse_node_extensions(doc.get("extensions"), where=where,
+                                           node_type="array", shape=shape)
         compressor = (
             None if doc.get("compressor") is None
             else compressor_from_json(doc["compressor"], where=where)
@@ -164,6 +168,7 @@ class ArrayMetadataDraft:
             fill_value=fill,
             chunks_per_shard=cps,
             entry_point=entry_point,
+            extensions=extensions,
         )
         try:
             meta.codecs  # noqa: B018 - validates the chain for the chunk shape now
@@ -180,6 +185,8 @@ class ArrayMetadataDraft:
             attributes["filters"] = [to_numcodecs_config(f, itemsize) for f in self.filters]
         doc: dict[str, Any] = {"shape": list(self.shape)}
         doc.update(self.document)
+        if self.extensions or "extensions" in doc:
+            doc["extensions"] = [extension_to_json(e) for e in self.extensions]
         doc["attributes"] = attributes
         return doc
 
@@ -277,6 +284,7 @@ class GroupMetadataDraft:
     entry_point: EntryPoint = DEFAULT_ENTRY_POINT
     implicit: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    extensions: tuple[Any, ...] = ()
 
     zarr_format = FORMAT
     node_type = "group"
@@ -287,15 +295,19 @@ class GroupMetadataDraft:
     ) -> GroupMetadataDraft:
         if not isinstance(doc, dict):
             raise MetadataError(f"{where}: group metadata must be a JSON object")
-        check_extensions(doc.get("extensions", []), where=where)
         return cls(
             parse_attributes(doc.get("attributes"), where=where),
             entry_point,
             extra={k: v for k, v in doc.items() if k != "attributes"},
+            extensions=parse_node_extensions(doc.get("extensions"), where=where,
+                                             node_type="group", shape=None),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"attributes": self.attributes, **self.extra}
+        doc = {"attributes": self.attributes, **self.extra}
+        if self.extensions or "extensions" in doc:
+            doc["extensions"] = [extension_to_json(e) for e in self.extensions]
+        return doc
 
     def with_attributes(self, attributes: dict[str, Any]) -> GroupMetadataDraft:
         """Written attributes make an implicit group explicit."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from zarrx import registry
 from zarrx.errors import MetadataError, UnknownExtensionError
+from zarrx.extensions import UnknownEntry, resolve_entry
 from zarrx.metadata.json import load_json
 
 #: The ``zarr_format`` (and ``LAYOUTS`` key) of the draft in zarrx's API.
@@ -28,16 +30,10 @@ _SUFFIX = re.compile(r"^[A-Za-z0-9_.-]*$")
 # -- extensions ------------------------------------------------------------------------------
 
 def check_extensions(value: Any, *, where: str) -> tuple[dict[str, Any], ...]:
-    """An ``extensions`` list: unknown ones that must be understood stop the open."""
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise MetadataError(f"{where}: extensions must be a list, got {value!r}")
+    """The entry point's ``extensions``: unknown ones that must be understood stop the open
+    of the hierarchy (they apply to all of it, so no node is spared)."""
+    value = _entries(value, where=where)
     for ext in value:
-        if not isinstance(ext, dict) or not isinstance(ext.get("extension"), str):
-            raise MetadataError(
-                f"{where}: each extension must be an object with an 'extension' URI, got {ext!r}"
-            )
         must = ext.get("must_understand", True)
         if not isinstance(must, bool):
             raise MetadataError(
@@ -50,6 +46,45 @@ def check_extensions(value: Any, *, where: str) -> tuple[dict[str, Any], ...]:
                 "or open the data with an implementation that supports it"
             )
     return tuple(value)
+
+
+def _entries(value: Any, *, where: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MetadataError(f"{where}: extensions must be a list, got {value!r}")
+    for ext in value:
+        if not isinstance(ext, dict) or not isinstance(ext.get("extension"), str):
+            raise MetadataError(
+                f"{where}: each extension must be an object with an 'extension' URI, got {ext!r}"
+            )
+    return value
+
+
+def parse_node_extensions(
+    value: Any, *, where: str, node_type: str, shape: tuple[int, ...] | None
+) -> tuple[Any, ...]:
+    """An array's (or group's) ``extensions``, resolved as ZEP 10 entries are in every
+    format: the seed's ``extension`` URI is the name looked up in the registry, and known
+    entries become plugin objects whose hooks apply; unknown optional ones are kept as
+    they are; unknown ones that must be understood stop the open of this node."""
+    out = []
+    for ext in _entries(value, where=where):
+        entry = {"name": ext["extension"], **{k: v for k, v in ext.items() if k != "extension"}}
+        out.append(resolve_entry(entry, ext, where=where, node_type=node_type, shape=shape))
+    return tuple(out)
+
+
+def extension_to_json(entry: Any) -> dict[str, Any]:
+    """One entry in the seed's form: ``extension``, ``must_understand`` (required by the
+    seed), then the rest (``configuration``)."""
+    if isinstance(entry, Mapping) and "extension" in entry:
+        return dict(entry)
+    doc = dict(entry.to_dict() if hasattr(entry, "to_dict") else entry)
+    if isinstance(entry, UnknownEntry):
+        return doc
+    name = doc.pop("name")
+    return {"extension": name, "must_understand": doc.pop("must_understand", True), **doc}
 
 
 # -- the entry point -------------------------------------------------------------------------
