@@ -5,8 +5,10 @@ clear refusals."""
 import json
 import re
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +23,8 @@ from zarrx.zom import from_zarr
 from .conftest import chunk_files, zarr_python_source
 
 ARRAYS = ("temperature", "labels/counts")
-ZARRX = "/work/venv/bin/zarrx"
+#: The console script pip installed beside this interpreter.
+ZARRX = str(Path(sys.executable).with_name("zarrx"))
 
 
 def bits(array) -> bytes:
