@@ -22,6 +22,7 @@ from zarrx.metadata.io import (
     creates_parent_groups,
     erase_tree,
     find_node,
+    list_members,
     normalize_path,
     prepare_store,
     read_node,
@@ -29,6 +30,7 @@ from zarrx.metadata.io import (
     write_node,
 )
 from zarrx.metadata.json import dump_json
+from zarrx.metadata.model import Unreadable
 from zarrx.stores.url import make_store
 
 MODES = ("r", "r+", "a", "w", "w-")
@@ -249,7 +251,13 @@ def consolidate_metadata(
     s = _store(store, "r+", storage_options)
     p = normalize_path(path)
     group = open_group(s, mode="r+", path=p, use_consolidated=False)
-    entries = {name: node.metadata for name, node in group.members(max_depth=None)}
+    entries = dict(list_members(s, p, group.metadata, max_depth=None))
+    for rel, meta in entries.items():
+        if isinstance(meta, Unreadable):  # consolidating would hide it from every reader
+            raise type(meta.error)(
+                f"cannot consolidate the metadata of {p or '/'!r}: member {rel!r} cannot be "
+                f"opened: {meta.error}"
+            )
     meta = group.metadata
     if meta.zarr_format == 2:
         key = f"{p}/{consolidated.V2_KEY}" if p else consolidated.V2_KEY

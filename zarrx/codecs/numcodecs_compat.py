@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx.abc.codec import ArrayArrayCodec, Buffer, BytesBytesCodec, ChunkSpec
-from zarrx.errors import CodecError, MetadataError
+from zarrx.errors import CodecError, MetadataError, UnknownCodecError
 
 #: numcodecs ids that transform arrays (the rest are treated as bytes→bytes).
 ARRAY_FILTERS = frozenset({
@@ -37,6 +37,11 @@ def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
     try:
         return numcodecs.get_codec({"id": codec_id, **config})
     except (ValueError, KeyError) as e:
+        if str(e).startswith("codec not available"):
+            raise UnknownCodecError(
+                f"unknown numcodecs codec {codec_id!r}: neither numcodecs nor an installed "
+                "package registers it"
+            ) from None
         raise MetadataError(f"numcodecs codec {codec_id!r}: {e}") from None
     except TypeError as e:
         raise MetadataError(

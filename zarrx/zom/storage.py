@@ -33,9 +33,7 @@ def from_zarr(
         node = zarrx.open(node, mode="r", path=path, use_consolidated=use_consolidated)
     if isinstance(node, zarrx.Array):
         return node_spec(node.metadata)
-    entries = node.consolidated
-    if entries is None:
-        entries = {name: member.metadata for name, member in node.members(max_depth=None)}
+    entries = dict(node.member_metadata(max_depth=None))
     flat: dict[str, ArraySpec | GroupSpec] = {"": node_spec(node.metadata)}
     for rel in sorted(entries):
         flat[rel] = node_spec(entries[rel])

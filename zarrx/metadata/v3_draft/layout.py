@@ -10,6 +10,7 @@ from typing import Any
 from zarrx.abc.store import Store
 from zarrx.errors import InvalidKeyError
 from zarrx.metadata.json import dump_json, load_json
+from zarrx.metadata.model import Unreadable, parse_tolerant
 from zarrx.metadata.v3_draft.array import ArrayMetadataDraft, GroupMetadataDraft
 from zarrx.metadata.v3_draft.entry_point import (
     DATA_ROOT,
@@ -94,44 +95,95 @@ class DraftLayout:
             return GroupMetadataDraft.from_json(doc, self.entry_point, where=group_key)
         return None
 
-    def read_nodes(self, store: Store, paths: Sequence[str]) -> list[Any]:
+    def read_nodes(
+        self, store: Store, paths: Sequence[str], *, tolerant: bool = False
+    ) -> list[Any]:
         """Existence as the seed orders it: the array document, the group document, then
-        ``list_dir`` of the path's metadata prefix (non-empty: an implicit group)."""
+        ``list_dir`` of the path's metadata prefix (non-empty: an implicit group).
+        ``tolerant``: a refused node is an :class:`Unreadable`, not an error."""
         keys = [k for path in paths for k in self.document_keys(path)]
         docs = dict(zip(keys, store.get_many([(k, None) for k in keys])))
         found: list[Any] = []
         for path in paths:
-            meta = self.parse(path, docs)
+            meta = parse_tolerant(tolerant, self.parse, path, docs)
             if meta is None:
                 child_keys, prefixes = store.list_dir(self.meta_prefix(path))
                 if child_keys or prefixes:
                     meta = GroupMetadataDraft(entry_point=self.entry_point, implicit=True)
-            elif meta.node_type == "array" and not meta.shape:
-                meta = self._zero_d(store, path, meta)
             found.append(meta)
-        return found
+        return self._zero_d(store, paths, found)
 
-    def _zero_d(self, store: Store, path: str, meta: ArrayMetadataDraft) -> ArrayMetadataDraft:
+    def _zero_d(self, store: Store, paths: Sequence[str], found: list[Any]) -> list[Any]:
         """zarr-python 2.18 keeps the chunk of a 0-d array at ``c0``: use it when only it
-        exists."""
-        prefix = self.data_prefix(path)
-        seed_key, peer_key = f"{prefix}c", f"{prefix}c0"
-        have_seed, have_peer = store.get_many([(seed_key, None), (peer_key, None)])
-        if have_seed is None and have_peer is not None:
-            return replace(meta, zero_d_key="c0")
-        return meta
+        exists (one batched read for every 0-d array in ``found``)."""
+        zero_d = [i for i, m in enumerate(found)
+                  if getattr(m, "node_type", None) == "array" and not m.shape]
+        if not zero_d:
+            return found
+        keys = [f"{self.data_prefix(paths[i])}{k}" for i in zero_d for k in ("c", "c0")]
+        values = store.get_many([(k, None) for k in keys])
+        out = list(found)
+        for n, i in enumerate(zero_d):
+            have_seed, have_peer = values[2 * n], values[2 * n + 1]
+            if have_seed is None and have_peer is not None:
+                out[i] = replace(found[i], zero_d_key="c0")
+        return out
 
-    def child_paths(self, store: Store, path: str) -> list[str]:
-        """Children as the seed discovers them: ``list_dir`` of the metadata prefix; keys
-        ending in ``.array``/``.group`` + suffix, and prefixes (implicit groups)."""
-        keys, prefixes = store.list_dir(self.meta_prefix(path))
-        names = {p.rstrip("/").rsplit("/", 1)[-1] for p in prefixes}
+    def members(
+        self, store: Store, path: str, max_depth: int | None = 0
+    ) -> list[tuple[str, Any]]:
+        """The members of the group at ``path`` down to ``max_depth`` (``None``: all), as
+        seed 002 discovers a hierarchy: one ``list_prefix`` of its metadata prefix (one
+        ``list_dir`` for the children alone), then one ``get_many`` of the documents found.
+        Every directory of a key is a group (implicit when it has no document); a name
+        that is not a valid node name is an :class:`Unreadable` entry, and so is a node
+        whose document is refused: its siblings are listed all the same."""
+        prefix = self.meta_prefix(path)
+        if max_depth == 0:
+            keys, prefixes = store.list_dir(prefix)
+            keys = keys + prefixes
+        else:
+            keys = store.list_prefix(prefix)
+        endings = (("array", f".array{self.suffix}"), ("group", f".group{self.suffix}"))
+        documents: dict[str, dict[str, str]] = {}
+        groups: set[str] = set()
         for key in keys:
-            base = key.rsplit("/", 1)[-1]
-            for ending in (f".array{self.suffix}", f".group{self.suffix}"):
+            *dirs, base = key[len(prefix):].split("/")
+            groups.update("/".join(dirs[: i + 1]) for i in range(len(dirs)))
+            for kind, ending in endings:
                 if base.endswith(ending) and len(base) > len(ending):
-                    names.add(base[: -len(ending)])
-        return sorted(f"{path}/{n}" if path else n for n in names)
+                    documents.setdefault("/".join([*dirs, base[: -len(ending)]]), {})[kind] = key
+        rels = sorted(groups.union(documents), key=lambda r: r.split("/"))
+        if max_depth is not None:
+            rels = [r for r in rels if r.count("/") <= max_depth]
+        bad: list[str] = []
+        nodes: list[tuple[str, str]] = []  # (rel, full path) of nodes with valid names
+        out: dict[str, Any] = {}
+        for rel in rels:
+            if any(rel.startswith(b + "/") for b in bad):
+                continue  # below a name already reported
+            full = f"{path}/{rel}" if path else rel
+            try:
+                validate_path(full)
+            except InvalidKeyError as e:
+                bad.append(rel)
+                out[rel] = Unreadable(e)
+                continue
+            nodes.append((rel, full))
+        # the array wins where both documents exist (the seed's order of existence checks)
+        valid = {rel for rel, _ in nodes}
+        wanted = {rel: kinds.get("array") or kinds["group"]
+                  for rel, kinds in documents.items() if rel in valid}
+        values = dict(zip(wanted, store.get_many([(k, None) for k in wanted.values()])))
+        for rel, full in nodes:
+            raw = values.get(rel)
+            if raw is not None:
+                out[rel] = parse_tolerant(True, self.parse, full, {wanted[rel]: raw})
+            elif rel in groups:  # no document (or it vanished since the listing)
+                out[rel] = GroupMetadataDraft(entry_point=self.entry_point, implicit=True)
+        rels = [rel for rel in rels if rel in out]
+        full_paths = [f"{path}/{rel}" if path else rel for rel in rels]
+        return list(zip(rels, self._zero_d(store, full_paths, [out[r] for r in rels])))
 
     # -- writing -------------------------------------------------------------------------------
     def documents(self, path: str, meta: Any) -> dict[str, bytes]:
@@ -167,3 +219,4 @@ class DraftLayout:
             store.erase(layout.group_key(path))
         store.erase_prefix(layout.meta_prefix(path))
         store.erase_prefix(layout.data_prefix(path))
+
