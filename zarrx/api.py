@@ -13,15 +13,22 @@ from typing import Any
 from zarrx.abc.store import Store
 from zarrx.array import Array
 from zarrx.creation import array_metadata
-from zarrx.errors import ArgumentError, NodeExistsError, NodeNotFoundError, NodeTypeError
+from zarrx.errors import (
+    ArgumentError,
+    FormatMismatchError,
+    NodeExistsError,
+    NodeNotFoundError,
+    NodeTypeError,
+)
 from zarrx.group import Group, node_for
-from zarrx.metadata import consolidated
+from zarrx.metadata import consolidated, v3_draft
 from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
     creates_parent_groups,
     erase_tree,
     find_node,
+    find_nodes,
     list_members,
     normalize_path,
     prepare_store,
@@ -48,29 +55,51 @@ def erase_node(store: Store, path: str, meta: Any = None) -> None:
     erase_tree(store, path, meta)
 
 
+def _check_format(store: Store, where: str, found: Any, zarr_format: Any) -> None:
+    """Refuse a node of ``zarr_format`` inside a hierarchy of another format (it would be
+    invisible there, and its documents could overwrite the hierarchy's)."""
+    if found is not None and found.zarr_format != zarr_format:
+        raise FormatMismatchError(
+            f"cannot create a zarr_format={zarr_format!r} node at {where!r} in {store!r}: "
+            f"the {found.node_type} at {where!r} is zarr_format={found.zarr_format!r}, and a "
+            "hierarchy holds nodes of one format"
+        )
+
+
 def _prepare_path(
     store: Store, path: str, overwrite: bool, zarr_format: Any, group: bool = False
 ) -> None:
-    """Make room for a new node at ``path``: check or clear it, and create parent groups."""
+    """Make room for a new node at ``path``: check or clear it, and create parent groups.
+    Everything is checked before anything is erased or written."""
     existing = find_node(store, path)
     if group and not overwrite and getattr(existing, "implicit", False):
         existing = None  # an implicit group (draft) becomes explicit; its members stay
-    if existing is not None:
-        if not overwrite:
-            raise NodeExistsError(
-                f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
-                "pass overwrite=True (or mode='w') to replace it"
-            )
-        erase_node(store, path, existing)
+    if existing is not None and not overwrite:
+        raise NodeExistsError(
+            f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
+            "pass overwrite=True (or mode='w') to replace it"
+        )
     parts = path.split("/") if path else []
-    for i in range(len(parts)):
-        parent = "/".join(parts[:i])
-        meta = find_node(store, parent)
-        if meta is None:
-            if creates_parent_groups(zarr_format):
-                write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
-        elif meta.node_type == "array":
+    parents = ["/".join(parts[:i]) for i in range(len(parts))]
+    found = dict(zip(parents, find_nodes(store, parents)))
+    for parent, meta in found.items():
+        if meta is not None and meta.node_type == "array":
             raise NodeTypeError(f"cannot create {path!r}: {parent or '/'!r} is an array")
+        _check_format(store, parent or "/", meta, zarr_format)
+    if zarr_format != v3_draft.FORMAT and not (overwrite and not path):
+        entry = v3_draft.entry_point_from(store.get(v3_draft.ENTRY_POINT_KEY), required=False)
+        if entry is not None:
+            raise FormatMismatchError(
+                f"cannot create a zarr_format={zarr_format!r} node at {path or '/'!r} in "
+                f"{store!r}: the store holds a Zarr v3.0 draft hierarchy (its zarr.json is the "
+                "draft's entry point), and a hierarchy holds nodes of one format"
+            )
+    if existing is not None:
+        erase_node(store, path, existing)
+    if creates_parent_groups(zarr_format):
+        for parent, meta in found.items():
+            if meta is None:
+                write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
 
 
 def create_array(

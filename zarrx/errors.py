@@ -114,6 +114,10 @@ class VerificationError(ZarrxError, ValueError):
     """A copy does not match its source (``zarrx convert --verify``)."""
 
 
+class FormatMismatchError(MetadataError):
+    """A node of one Zarr format was to be created inside a hierarchy of another."""
+
+
 class ZarrxWarning(UserWarning):
     """Base of every warning zarrx issues."""
 
@@ -124,4 +128,7 @@ class SkippedNodeWarning(ZarrxWarning):
     its siblings are listed, and opening it by name raises the error."""
 
 
-__all__ += ["ArgumentError", "SkippedNodeWarning", "VerificationError", "ZarrxWarning"]
+__all__ += [
+    "ArgumentError", "FormatMismatchError", "SkippedNodeWarning", "VerificationError",
+    "ZarrxWarning",
+]

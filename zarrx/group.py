@@ -170,9 +170,8 @@ class Group(Node):
 
         self._check_writable("delete from")
         self._consolidated = None
-        if name not in self:
-            raise NodeNotFoundError(f"{self.name!r} has no member {name!r}")
-        erase_node(self._store, self._child(name))
+        node = self[name]  # in this group's format: NodeNotFoundError when absent
+        erase_node(self._store, node.path, node.metadata)
 
     # -- display -----------------------------------------------------------------------------
     def tree(self) -> str:

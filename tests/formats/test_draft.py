@@ -19,6 +19,7 @@ import zarrx
 from zarrx import registry
 from zarrx.errors import (
     FillValueError,
+    FormatMismatchError,
     InvalidKeyError,
     MetadataError,
     NodeNotFoundError,
@@ -946,7 +947,7 @@ def test_api_formats() -> None:
     assert sorted(g.group_keys()) == ["x"]
     v3 = MemoryStore()
     zarrx.create_group(v3, zarr_format=3)
-    with pytest.raises(MetadataError, match=r"not a Zarr v3\.0 draft entry point"):
+    with pytest.raises(FormatMismatchError, match=r"the group at '/' is zarr_format=3"):
         zarrx.create_array(v3, name="d", shape=(1,), dtype="u1", zarr_format=DRAFT)
     with pytest.raises(MetadataError, match="dimension_names"):
         zarrx.create_array(MemoryStore(), shape=(1,), dtype="u1", zarr_format=DRAFT,

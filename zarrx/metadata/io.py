@@ -228,6 +228,11 @@ def find_node(store: Store, path: str, *, zarr_format: Any = None) -> Any | None
     return read_nodes(store, [path], zarr_format=zarr_format)[0]
 
 
+def find_nodes(store: Store, paths: Sequence[str]) -> list[Any]:
+    """:func:`find_node` of several paths in one batched read (any format)."""
+    return read_nodes(store, paths) if paths else []
+
+
 def write_node(store: Store, path: str, meta: Any) -> None:
     for key, value in layout_of(meta).documents(path, meta).items():
         store.set(key, value)
@@ -294,11 +299,15 @@ def prepare_store(store: Store, path: str, meta: Any) -> Any:
 
 
 def erase_tree(store: Store, path: str, meta: Any = None) -> None:
-    """Remove the node at ``path`` and everything below it (``meta``: the node, if known)."""
+    """Remove the node at ``path`` and everything below it, in the node's own format
+    (``meta``: the node, if known). Only keys of that node are touched: a path where no
+    node exists is a :class:`NodeNotFoundError`, never a guess at another format's keys."""
     if meta is None:
         meta = find_node(store, path)
-    erase = None if meta is None else getattr(layout_of(meta), "erase", None)
+    if meta is None:
+        raise NodeNotFoundError(f"no array or group to erase at {path or '/'!r} in {store!r}")
+    erase = getattr(layout_of(meta), "erase", None)
     if erase is not None:
         erase(store, path, meta)
-    else:
+    else:  # v2 and v3: a node's documents and chunks, and its members, all live below it
         store.erase_prefix(node_prefix(path))
