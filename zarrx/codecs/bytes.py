@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
+from zarrx.data_types.core import has_byte_order
 from zarrx.errors import CodecError, MetadataError
 
 _ENDIANS = ("little", "big")
@@ -60,15 +61,6 @@ def as_byte_view(data: Buffer, codec: str) -> memoryview:
         return view.cast("B")
     except TypeError:  # formats memoryview cannot cast; numpy reads them as plain bytes
         return memoryview(np.frombuffer(view, dtype=np.uint8))
-
-
-def has_byte_order(dtype: np.dtype) -> bool:
-    """Whether the byte order matters for ``dtype`` (any component wider than one byte)."""
-    if dtype.fields is not None:
-        return any(has_byte_order(field[0]) for field in dtype.fields.values())
-    if dtype.subdtype is not None:
-        return has_byte_order(dtype.subdtype[0])
-    return dtype.byteorder != "|"
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

@@ -20,9 +20,8 @@ from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
-from zarrx.codecs.bytes import has_byte_order
-from zarrx.codecs.numcodecs_compat import numcodecs_codec, to_numcodecs_config
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.core import has_byte_order
 from zarrx.data_types.variable import STRING
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
@@ -179,6 +178,8 @@ def fill_to_json(dtype: np.dtype, value: Any) -> Any:
 def _codec(value: Any, *, where: str) -> Any:
     if not isinstance(value, Mapping) or not isinstance(value.get("id"), str):
         raise MetadataError(f"{where}: a codec must be an object with an 'id', got {value!r}")
+    from zarrx.codecs.numcodecs_compat import numcodecs_codec
+
     try:
         return numcodecs_codec(value["id"], value)
     except MetadataError as e:
@@ -331,6 +332,8 @@ class ArrayMetadataV2:
         return meta
 
     def to_json(self) -> dict[str, Any]:
+        from zarrx.codecs.numcodecs_compat import to_numcodecs_config
+
         itemsize = self.dtype.itemsize
         doc: dict[str, Any] = {
             "zarr_format": 2,

@@ -10,8 +10,8 @@ import numpy as np
 from zarrx import registry
 from zarrx.abc.codec import ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
-from zarrx.codecs.bytes import has_byte_order
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.core import has_byte_order
 from zarrx.errors import MetadataError, UnknownExtensionError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
 from zarrx.metadata.v3_draft.codecs import _filters, compressor_from_json
