@@ -102,6 +102,12 @@ def _prepare_path(
                 write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
 
 
+def _write(store: Store, path: str, meta: Any, pending: Mapping[str, bytes]) -> None:
+    for key, value in pending.items():  # a new draft hierarchy's entry point
+        store.set(key, value)
+    write_node(store, path, meta)
+
+
 def create_array(
     store: StoreLike,
     name: str | None = None,
@@ -144,9 +150,9 @@ def create_array(
         extensions=extensions,
         where=f"array {'/' + path!r}",
     )
+    meta, pending = prepare_store(s, path, meta)
     _prepare_path(s, path, overwrite, zarr_format)
-    meta = prepare_store(s, path, meta)
-    write_node(s, path, meta)
+    _write(s, path, meta, pending)
     return Array(s, path, meta)
 
 
@@ -164,9 +170,9 @@ def create_group(
     s = _store(store, "w" if overwrite else "a", storage_options)
     p = normalize_path(path)
     meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
+    meta, pending = prepare_store(s, p, meta)
     _prepare_path(s, p, overwrite, zarr_format, group=True)
-    meta = prepare_store(s, p, meta)
-    write_node(s, p, meta)
+    _write(s, p, meta, pending)
     return Group(s, p, meta, read_only=False)
 
 

@@ -291,11 +291,15 @@ def creates_parent_groups(zarr_format: Any) -> bool:
     return not getattr(LAYOUTS[zarr_format], "implicit_groups", False)
 
 
-def prepare_store(store: Store, path: str, meta: Any) -> Any:
-    """Ready ``store`` for a new node ``meta`` at ``path`` (the draft writes or adopts its
-    entry point); returns the metadata to write."""
+def prepare_store(store: Store, path: str, meta: Any) -> tuple[Any, dict[str, bytes]]:
+    """Ready ``store`` for a new node ``meta`` at ``path``, writing nothing: the metadata to
+    write (the draft adopts the store's entry point) and the documents to write before it
+    (a new draft hierarchy's entry point). The store has checked that it can hold every
+    key of both (:meth:`Store.check_keys`)."""
     prepare = getattr(layout_of(meta), "prepare_store", None)
-    return meta if prepare is None else prepare(store, path, meta)
+    meta, pending = (meta, {}) if prepare is None else prepare(store, path, meta)
+    store.check_keys([*pending, *layout_of(meta).documents(path, meta)])
+    return meta, pending
 
 
 def erase_tree(store: Store, path: str, meta: Any = None) -> None:

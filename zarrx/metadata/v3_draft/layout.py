@@ -196,16 +196,16 @@ class DraftLayout:
     def new_group(self, attributes: dict[str, Any]) -> GroupMetadataDraft:
         return GroupMetadataDraft(attributes=attributes, entry_point=self.entry_point)
 
-    def prepare_store(self, store: Store, path: str, meta: Any) -> Any:
-        """Before a node is created: write the entry point if the store has none, else
-        adopt the store's (its suffix decides the keys)."""
+    def prepare_store(self, store: Store, path: str, meta: Any) -> tuple[Any, dict[str, bytes]]:
+        """Before a node is created: adopt the store's entry point (its suffix decides the
+        keys), or, when the store has none, the entry point document to write first. (A
+        store whose ``zarr.json`` is a v3 document holds another format's hierarchy: the
+        caller refuses that, unless it replaces the whole store.)"""
         validate_path(path)
-        raw = store.get(ENTRY_POINT_KEY)
-        if raw is None:
-            store.set(ENTRY_POINT_KEY, dump_json(meta.entry_point.to_json()))
-            return meta
-        entry = entry_point_from(raw, required=True)
-        return meta.with_entry_point(entry)
+        entry = entry_point_from(store.get(ENTRY_POINT_KEY), required=False)
+        if entry is None:
+            return meta, {ENTRY_POINT_KEY: dump_json(meta.entry_point.to_json())}
+        return meta.with_entry_point(entry), {}
 
     def erase(self, store: Store, path: str, meta: Any) -> None:
         """Erase a node as the seed says: an array's document and chunks; a group's
