@@ -14,9 +14,10 @@ fill → the data type's zero, ``dimension_separator`` → the ``default`` chunk
 with ``/`` (``chunk_key_encoding="v2"`` keeps the v2 keys), and xarray's
 ``_ARRAY_DIMENSIONS`` attribute → ``dimension_names``. v3 → v2 is the reverse (the
 ``default`` encoding becomes v2's conventional ``.`` separator, the ``v2`` encoding keeps
-its own, ``dimension_names`` go to ``_ARRAY_DIMENSIONS``); v2 cannot
-hold sharding, more than one bytes→bytes codec, transposes other than a full reversal,
-codecs without a numcodecs form, unnamed dimensions, or v3 extension keys.
+its own, ``dimension_names`` go to ``_ARRAY_DIMENSIONS``; bytes→bytes codecs before the
+last become numcodecs filters after the array filters, as zarr-python writes numcodecs'
+``shuffle``); v2 cannot hold sharding, transposes other than a full reversal, codecs
+without a numcodecs form, unnamed dimensions, or v3 extension keys.
 """
 
 from __future__ import annotations
@@ -213,6 +214,7 @@ def recipe(meta: Any) -> Recipe:
         )
     if meta.zarr_format == 2:
         stored = meta.stored_dtype
+        bytes_filters: list[Any] = []
         if stored.hasobject:
             vlen = next(f for f in meta.filters if f.name in v2.VLEN_IDS)
             dtype: Any = _variable_kind(vlen)
@@ -220,7 +222,7 @@ def recipe(meta: Any) -> Recipe:
             aa: list[Any] = []
         else:
             dtype, serializer = v2.native(stored), _bytes_codec(_endian_of(stored))
-            aa = list(meta.filters)
+            aa, bytes_filters = v2.split_filters(meta.filters, where="v2 array")
         if meta.order == "F" and ndim > 1:
             aa.insert(0, _transpose_f(ndim))
         return Recipe(
@@ -231,7 +233,8 @@ def recipe(meta: Any) -> Recipe:
             shards=None,
             array_array=tuple(aa),
             serializer=serializer,
-            bytes_bytes=(meta.compressor,) if meta.compressor is not None else (),
+            bytes_bytes=(*bytes_filters,
+                         *((meta.compressor,) if meta.compressor is not None else ())),
             fill_value=None if meta.fill_is_null else meta.fill_value,
             attributes=dict(meta.attributes),
             dimension_names=None,
@@ -294,11 +297,23 @@ def v3_keywords(r: Recipe, *, chunk_key_encoding: Any = None) -> dict[str, Any]:
     return kw
 
 
+def _order_filters_compressor(
+    r: Recipe, where: str, target: str
+) -> tuple[str, list[Any], list[Any]]:
+    """``order``, ``filters`` and ``compressors`` of a v2 or draft array: a leading
+    full-reversal transpose is ``order="F"``; the other array→array codecs, then the
+    bytes→bytes codecs before the last (numcodecs' ``shuffle`` …), are numcodecs filters;
+    the last bytes→bytes codec is the compressor."""
+    order, filters = _order_and_filters(r, where, target)
+    *bytes_filters, compressor = r.bytes_bytes or (None,)
+    for codec in bytes_filters:
+        _numcodecs_form(codec, r, where, target)
+    return order, [*filters, *bytes_filters], [] if compressor is None else [compressor]
+
+
 def _order_and_filters(r: Recipe, where: str, target: str) -> tuple[str, list[Any]]:
     """A leading full-reversal transpose as ``order="F"``; the rest must be numcodecs
     filters (the v2 and draft chains have no other array→array codecs)."""
-    from zarrx.codecs.numcodecs_compat import to_numcodecs_config
-
     order, rest = "C", list(r.array_array)
     ndim = len(r.shape)
     if rest and rest[0].name == "transpose" and ndim > 1:
@@ -308,16 +323,22 @@ def _order_and_filters(r: Recipe, where: str, target: str) -> tuple[str, list[An
                 "the full reversal)"
             )
         order, rest = "F", rest[1:]
-    itemsize = 1 if r.variable else np.dtype(r.dtype).itemsize
     for codec in rest:
-        try:
-            to_numcodecs_config(codec, itemsize)
-        except MetadataError:
-            raise MetadataError(
-                f"{where}: {target} filters are numcodecs codecs; codec {codec.name!r} has no "
-                "numcodecs form"
-            ) from None
+        _numcodecs_form(codec, r, where, target)
     return order, rest
+
+
+def _numcodecs_form(codec: Any, r: Recipe, where: str, target: str) -> None:
+    from zarrx.codecs.numcodecs_compat import to_numcodecs_config
+
+    itemsize = 1 if r.variable else np.dtype(r.dtype).itemsize
+    try:
+        to_numcodecs_config(codec, itemsize)
+    except MetadataError:
+        raise MetadataError(
+            f"{where}: {target} filters are numcodecs codecs; codec {codec.name!r} has no "
+            "numcodecs form"
+        ) from None
 
 
 def _stored_dtype(r: Recipe) -> Any:
@@ -331,15 +352,6 @@ def _stored_dtype(r: Recipe) -> Any:
     return dtype
 
 
-def _one_compressor(r: Recipe, where: str, target: str) -> list[Any]:
-    if len(r.bytes_bytes) > 1:
-        raise MetadataError(
-            f"{where}: {target} takes one compressor, the array has "
-            f"{[c.name for c in r.bytes_bytes]}"
-        )
-    return list(r.bytes_bytes)
-
-
 def v2_keywords(r: Recipe, *, where: str) -> dict[str, Any]:
     """Keywords making ``r`` a Zarr v2 array, or :class:`MetadataError` saying why not."""
     target = "Zarr v2"
@@ -349,14 +361,14 @@ def v2_keywords(r: Recipe, *, where: str) -> dict[str, Any]:
         raise MetadataError(f"{where}: {target} has no dimension_names")
     if not r.variable and r.serializer.name != "bytes":
         raise MetadataError(f"{where}: {target} has no serializer {r.serializer.name!r}")
-    order, filters = _order_and_filters(r, where, target)
+    order, filters, compressors = _order_filters_compressor(r, where, target)
     # v2 keys keep their separator; other layouts take v2's conventional "."
     separator = r.separator if r.key_encoding == "v2" else "."
     return {
         "shape": r.shape,
         "dtype": _stored_dtype(r),
         "chunks": r.chunks,
-        "compressors": _one_compressor(r, where, target),
+        "compressors": compressors,
         "filters": filters or None,
         "fill_value": r.fill_value,
         "order": order,
@@ -376,13 +388,13 @@ def draft_keywords(r: Recipe, *, where: str) -> dict[str, Any]:
         raise MetadataError(f"{where}: {target} has no dimension_names")
     if r.serializer.name != "bytes":
         raise MetadataError(f"{where}: {target} has no serializer {r.serializer.name!r}")
-    order, filters = _order_and_filters(r, where, target)
+    order, filters, compressors = _order_filters_compressor(r, where, target)
     return {
         "shape": r.shape,
         "dtype": _stored_dtype(r),
         "chunks": r.chunks,
         "shards": r.shards,
-        "compressors": _one_compressor(r, where, target),
+        "compressors": compressors,
         "filters": filters or None,
         "fill_value": r.fill_value,
         "order": order,

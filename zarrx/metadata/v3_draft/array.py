@@ -12,7 +12,8 @@ from zarrx.abc.codec import ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.data_types.core import has_byte_order
-from zarrx.errors import MetadataError, UnknownExtensionError
+from zarrx.data_types.variable import STRING
+from zarrx.errors import MetadataError, UnknownDataTypeError, UnknownExtensionError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
 from zarrx.metadata.v3_draft.codecs import _filters, compressor_from_json
 from zarrx.metadata.v3_draft.data_types import native, parse_data_type, parse_fill
@@ -46,8 +47,9 @@ class ArrayMetadataDraft:
     fill_value: Any
     chunks_per_shard: tuple[int, ...] | None
     entry_point: EntryPoint = DEFAULT_ENTRY_POINT
-    #: The key of the chunk of a 0-d array: ``c`` (seed 000), ``c0`` for zarr-python 2.18.
-    zero_d_key: str = "c"
+    #: The key of the chunk of a 0-d array: ``c0``, where zarr-python 2.18 keeps it and
+    #: zarrx writes it; ``c`` (seed 000's text) for an array whose chunk is stored there.
+    zero_d_key: str = "c0"
     #: ZEP 10 entries: plugin objects (their hooks apply) or unknown optional ones.
     extensions: tuple[Any, ...] = ()
 
@@ -57,7 +59,12 @@ class ArrayMetadataDraft:
 
     @property
     def dtype(self) -> np.dtype:
+        if self.stored_dtype.hasobject:  # text or bytes objects, by the vlen filter
+            return STRING if self._vlen().name == "vlen-utf8" else self.stored_dtype
         return native(self.stored_dtype)
+
+    def _vlen(self) -> Any:
+        return next(f for f in self.filters if f.name in ("vlen-utf8", "vlen-bytes"))
 
     @property
     def ndim(self) -> int:
@@ -87,17 +94,22 @@ class ArrayMetadataDraft:
         return cached
 
     def _pipeline(self) -> CodecPipeline:
-        from zarrx.metadata.v2 import StoredOrder
+        from zarrx.metadata.v2 import StoredOrder, split_filters
 
         ndim = len(self.shape)
         chain: list[Any] = []
         if self.chunk_memory_layout == "F" and ndim > 1:
             transpose = registry.codecs.get("transpose")
             chain.append(transpose.from_config({"order": list(range(ndim))[::-1]}))
-        if self.filters:
-            chain.append(StoredOrder(self.stored_dtype))
-            chain.extend(self.filters)
-        chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+        if self.stored_dtype.hasobject:
+            chain.append(self._vlen())  # zarr-python 2.18's objects: one vlen filter
+        else:
+            array_filters, bytes_filters = split_filters(self.filters, where="draft array")
+            if array_filters:
+                chain.append(StoredOrder(self.stored_dtype))
+                chain.extend(array_filters)
+            chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+            chain.extend(bytes_filters)
         if self.compressor is not None:
             chain.append(self.compressor)
         where = "draft array"
@@ -155,6 +167,8 @@ class ArrayMetadataDraft:
         if filters is not None:
             del attributes["filters"]
         cps = _parse_transformers(doc.get("storage_transformers"), len(shape), where=where)
+        if stored.hasobject:
+            fill = _object_fill(filters, fill, where=where)
         meta = cls(
             shape=shape,
             attributes=attributes,
@@ -203,6 +217,22 @@ class ArrayMetadataDraft:
 
     def with_entry_point(self, entry_point: EntryPoint) -> ArrayMetadataDraft:
         return replace(self, entry_point=entry_point)
+
+
+def _object_fill(filters: tuple[Any, ...] | None, fill: Any, *, where: str) -> Any:
+    """The element unwritten chunks read as, for zarr-python 2.18's object arrays: they
+    need exactly one ``vlen-utf8`` or ``vlen-bytes`` filter (in ``attributes["filters"]``),
+    and a fill of ``0``/``null`` is that codec's empty element."""
+    names = [f.name for f in filters or ()]
+    if names not in (["vlen-utf8"], ["vlen-bytes"]):
+        raise UnknownDataTypeError(
+            f"{where}: an object data type needs exactly one filter, 'vlen-utf8' or "
+            f"'vlen-bytes', in attributes['filters'], got {names}"
+        )
+    text = names == ["vlen-utf8"]
+    if fill is None:
+        return "" if text else b""
+    return fill if text else fill.encode("utf-8")
 
 
 def _endian(dtype: np.dtype) -> str | None:

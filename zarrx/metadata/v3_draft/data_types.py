@@ -3,6 +3,7 @@ data types with a ``fallback``) and fill values."""
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Mapping
@@ -35,6 +36,14 @@ DATETIME_URIS = frozenset({
     "https://zarr-specs.readthedocs.io/en/latest/extensions/data-types/datetime/v1.0.html",
 })
 _DATETIME = re.compile(r"^[<>][mM]8\[(Y|M|W|D|h|m|s|ms|us|ns|ps|fs|as)\]$")
+#: zarr-python 2.18's data type extensions for NumPy's fixed-size bytes (``|S5``), unicode
+#: (``<U3``) and object (``|O``, with a ``vlen-utf8``/``vlen-bytes`` filter) dtypes: it
+#: writes these placeholder URIs, ``type`` the NumPy type string and no ``fallback``.
+PLACEHOLDER_TYPES = {
+    "TODO: bytestring array protocol URL": re.compile(r"^\|S[1-9][0-9]*$"),
+    "TODO: unicode array protocol URL": re.compile(r"^[<>]U[1-9][0-9]*$"),
+    "TODO: object array protocol URL": re.compile(r"^\|O$"),
+}
 
 
 def native(dtype: np.dtype) -> np.dtype:
@@ -67,6 +76,9 @@ def parse_data_type(value: Any, *, where: str) -> np.dtype:
     if uri in COMPLEX_URIS and isinstance(kind, str) and kind in CORE_DTYPES and "c" in kind:
         return CORE_DTYPES[kind]
     if uri in DATETIME_URIS and isinstance(kind, str) and _DATETIME.match(kind):
+        return np.dtype(kind)
+    pattern = PLACEHOLDER_TYPES.get(uri)
+    if pattern is not None and isinstance(kind, str) and pattern.match(kind):
         return np.dtype(kind)
     fallback = value.get("fallback")
     if fallback is None:
@@ -140,6 +152,8 @@ def _float(value: Any, nat: np.dtype, where: str) -> Any:
 def parse_fill(stored: np.dtype, value: Any, *, where: str) -> Any:
     """A fill value as a NumPy scalar of the native dtype (``null`` reads as zero)."""
     nat = native(stored)
+    if nat.kind in "SUO":
+        return _text_fill(nat, value, where)
     if value is None:
         return np.zeros((), dtype=nat)[()]
     kind = nat.kind
@@ -191,6 +205,31 @@ def parse_fill(stored: np.dtype, value: Any, *, where: str) -> Any:
             f"'0x' string of {2 * nat.itemsize} hex digits"
         )
     raise FillValueError(f"{where}: no fill-value encoding for {stored}")
+
+
+def _text_fill(nat: np.dtype, value: Any, where: str) -> Any:
+    """zarr-python 2.18's fill values of its placeholder types, encoded as in Zarr v2:
+    ``|S``: base64 of the bytes; ``<U``: the string; ``|O``: ``0`` or ``null``, which
+    mean "no fill" (numcodecs' vlen codecs store 0 and None as empty), read as empty."""
+    if nat.kind == "O":
+        if value is None or (type(value) is int and value == 0):
+            return None  # the vlen codec's empty element (decided by the pipeline)
+        if isinstance(value, str):
+            return value
+    elif value is None:
+        return np.zeros((), dtype=nat)[()]
+    elif nat.kind == "U" and isinstance(value, str):
+        return np.array(value, dtype=nat)[()]
+    elif nat.kind == "S" and isinstance(value, str):
+        try:
+            return np.array(base64.b64decode(value.encode("ascii"), validate=True),
+                            dtype=nat)[()]
+        except ValueError:
+            pass
+    raise FillValueError(
+        f"{where}: fill_value {value!r} for {nat}: expected zarr-python 2.18's encoding "
+        "(base64 for bytes, a string for unicode, 0 or null for objects)"
+    )
 
 
 def _float_to_json(value: Any) -> Any:

@@ -114,8 +114,9 @@ class DraftLayout:
         return self._zero_d(store, paths, found)
 
     def _zero_d(self, store: Store, paths: Sequence[str], found: list[Any]) -> list[Any]:
-        """zarr-python 2.18 keeps the chunk of a 0-d array at ``c0``: use it when only it
-        exists (one batched read for every 0-d array in ``found``)."""
+        """The chunk of a 0-d array is at ``c0`` (zarr-python 2.18, and what zarrx writes)
+        or at ``c`` (seed 000's text): use ``c`` when only it exists (one batched read for
+        every 0-d array in ``found``)."""
         zero_d = [i for i, m in enumerate(found)
                   if getattr(m, "node_type", None) == "array" and not m.shape]
         if not zero_d:
@@ -125,8 +126,8 @@ class DraftLayout:
         out = list(found)
         for n, i in enumerate(zero_d):
             have_seed, have_peer = values[2 * n], values[2 * n + 1]
-            if have_seed is None and have_peer is not None:
-                out[i] = replace(found[i], zero_d_key="c0")
+            if have_seed is not None and have_peer is None:
+                out[i] = replace(found[i], zero_d_key="c")
         return out
 
     def members(
