@@ -18,6 +18,7 @@ from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
+from zarrx.data_types.struct import StructDataType
 from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
 from zarrx.errors import MetadataError
@@ -190,6 +191,8 @@ def array_metadata_v3(
         data_type = TimeDataType.from_numpy(np.dtype(dtype))
     elif np.dtype(dtype).kind in "US":
         data_type = FixedDataType.from_numpy(np.dtype(dtype))
+    elif np.dtype(dtype).fields is not None:
+        data_type = StructDataType.from_numpy(np.dtype(dtype))
     else:
         data_type = DataType.from_numpy(dtype)
     if kind and serializer == "auto":

@@ -115,10 +115,13 @@ def test_what_v2_cannot_hold():
         clash.to_v2()
 
 
-def test_what_v3_cannot_hold():
+def test_structured_dtypes_map_to_v3_structured():
+    """v3 holds records as zarr-python's ``structured`` (zarr-extensions ``struct``)."""
     structured = GroupSpec(zarr_format=2, members={"rec": _v2(dtype=[("a", "<i4"), ("b", "<f8")])})
-    with pytest.raises(MetadataError, match=r"^/rec: .*no Zarr v3 core data type"):
-        structured.to_v3()
+    v3 = structured.to_v3()
+    assert thaw(v3["rec"].data_type) == {"name": "structured", "configuration": {
+        "fields": [["a", "int32"], ["b", "float64"]]}}
+    assert thaw(v3.to_v2()["rec"].data_type) == [["a", "<i4"], ["b", "<f8"]]
 
 
 def test_the_draft_cannot_hold_strings(tmp_path):
