@@ -8,7 +8,8 @@ import pytest
 import zarr
 
 import zarrx
-from zarrx.errors import MetadataError, NodeExistsError
+from zarrx.errors import InvalidKeyError, MetadataError, NodeExistsError
+from zarrx.storage import MemoryStore
 from zarrx.zom import ArraySpec, GroupSpec, diff, from_json, from_zarr, validate_json
 from zarrx.zom.frozen import thaw
 
@@ -175,3 +176,24 @@ def test_flat_consolidated_of_a_zarrx_hierarchy(tmp_path):
     assert spec.to_consolidated() == stored
     assert sorted(stored["metadata"]) == ["g", "g/x"]
     assert diff(from_zarr(str(tmp_path / "h")), spec) == []
+
+
+@pytest.mark.parametrize(("name", "dtype", "error"), [
+    ("z z", "u1", InvalidKeyError),  # not a draft node name
+    ("zz", str, MetadataError),  # no variable-length types in the draft
+])
+def test_to_zarr_checks_every_node_before_writing(name: str, dtype: object,
+                                                  error: type) -> None:
+    """The bad node sorts last: nothing of the hierarchy is written all the same."""
+    spec = GroupSpec(members={
+        "a": ArraySpec.new(shape=(2,), dtype="u1"),
+        "g": GroupSpec(members={"b": ArraySpec.new(shape=(2,), dtype="<f8")}),
+        name: ArraySpec.new(shape=(2,), dtype=dtype),
+    })
+    store = MemoryStore()
+    with pytest.raises(error, match=repr(name)[1:-1]):
+        spec.to_zarr(store, zarr_format="3-draft")
+    assert store.list() == []
+    with pytest.raises(InvalidKeyError, match="'x y'"):
+        spec.to_zarr(store, path="x y/root", zarr_format="3-draft")
+    assert store.list() == []

@@ -3,8 +3,8 @@
 - :func:`from_zarr` reads structure only: one recursive listing of the group
   (``members(max_depth=None)``), or nothing beyond the root when the group was opened
   with consolidated metadata.
-- :func:`to_zarr` checks every node first (each array's metadata is built as its format
-  would store it), then creates the nodes, parents first, with :func:`zarrx.create_group`
+- :func:`to_zarr` checks every node first (its name as the target format names nodes,
+  and each array's metadata built as its format would store it), then creates the nodes, parents first, with :func:`zarrx.create_group`
   and :func:`zarrx.create_array`. Where a v2/v3 spec holds metadata those functions have
   no keyword for (e.g. non-default sharding index codecs, a ``null`` v2 fill value, v3
   extension keys), the node's document is then written exactly as the spec says.
@@ -67,6 +67,7 @@ def _plan(spec: ArraySpec | GroupSpec, fmt: Any) -> list[tuple[str, Any, Any, An
     plan = []
     for rel, node in _nodes(spec):
         where = display_path(rel)
+        check_path(rel, fmt)
         meta = metadata_of(node, rel)
         kw = None
         if isinstance(node, ArraySpec):
@@ -74,6 +75,17 @@ def _plan(spec: ArraySpec | GroupSpec, fmt: Any) -> list[tuple[str, Any, Any, An
             array_metadata(zarr_format=fmt, where=where, **kw)
         plan.append((rel, node, meta, kw))
     return plan
+
+
+def check_path(path: str, fmt: Any) -> str:
+    """A node path as ``fmt`` names nodes (the draft: seed 000's node names), or
+    :class:`~zarrx.errors.InvalidKeyError` naming it."""
+    from zarrx.metadata.io import normalize_path
+
+    normalize_path(path)
+    if fmt == v3_draft.FORMAT:
+        v3_draft.validate_path(path)
+    return path
 
 
 def check_writable(spec: ArraySpec | GroupSpec, zarr_format: Any = None) -> None:
@@ -92,8 +104,8 @@ def to_zarr(
     from zarrx.stores.url import make_store
 
     fmt = _target_format(spec, zarr_format)
-    root = normalize_path(path)
-    plan = _plan(spec, fmt)
+    root = check_path(normalize_path(path), fmt)
+    plan = _plan(spec, fmt)  # every node checked (names, metadata, format) before any write
     s = make_store(store, mode="w" if overwrite else "a")
     for rel, node, meta, kw in plan:
         full = "/".join(p for p in (root, rel) if p)
