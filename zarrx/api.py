@@ -102,10 +102,17 @@ def _prepare_path(
                 write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
 
 
-def _write(store: Store, path: str, meta: Any, pending: Mapping[str, bytes]) -> None:
+def create_node(store: Store, path: str, meta: Any, *, overwrite: bool = False) -> Any:
+    """Write a new node of parsed metadata ``meta`` at ``path`` (what ``create_array`` and
+    ``create_group`` do once they have built it): every check first — the keys the store
+    can hold, an existing node, the parents, the hierarchy's format — then the writes.
+    Returns the metadata written (a draft node adopts the store's entry point)."""
+    meta, pending = prepare_store(store, path, meta)
+    _prepare_path(store, path, overwrite, meta.zarr_format, group=meta.node_type == "group")
     for key, value in pending.items():  # a new draft hierarchy's entry point
         store.set(key, value)
     write_node(store, path, meta)
+    return meta
 
 
 def create_array(
@@ -150,10 +157,7 @@ def create_array(
         extensions=extensions,
         where=f"array {'/' + path!r}",
     )
-    meta, pending = prepare_store(s, path, meta)
-    _prepare_path(s, path, overwrite, zarr_format)
-    _write(s, path, meta, pending)
-    return Array(s, path, meta)
+    return Array(s, path, create_node(s, path, meta, overwrite=overwrite))
 
 
 def create_group(
@@ -170,10 +174,7 @@ def create_group(
     s = _store(store, "w" if overwrite else "a", storage_options)
     p = normalize_path(path)
     meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
-    meta, pending = prepare_store(s, p, meta)
-    _prepare_path(s, p, overwrite, zarr_format, group=True)
-    _write(s, p, meta, pending)
-    return Group(s, p, meta, read_only=False)
+    return Group(s, p, create_node(s, p, meta, overwrite=overwrite), read_only=False)
 
 
 def _existing(

@@ -41,14 +41,18 @@ DIMENSIONS_ATTRIBUTE = "_ARRAY_DIMENSIONS"  # xarray's convention for v2
 # -- metadata objects → ZOM nodes ---------------------------------------------------------------
 
 def node_spec(meta: Any) -> ArraySpec | GroupSpec:
-    """The ZOM node of a parsed metadata object (a group without members). Draft nodes
-    are mapped onto the v3 model."""
+    """The ZOM node of a parsed metadata object (a group without members). A draft node
+    is its document as it is stored (``attributes["filters"]`` too): the draft model
+    loses nothing."""
     fmt = meta.zarr_format
     if fmt == v3_draft.FORMAT:
+        if meta.node_type == "group" and meta.implicit:
+            return GroupSpec(zarr_format=fmt, implicit=True)
+        doc = dict(meta.to_json())
+        attributes = doc.pop("attributes", {})
         if meta.node_type == "group":
-            return GroupSpec(attributes=meta.attributes, zarr_format=3)
-        meta = v3_metadata(recipe(meta), where="array")
-        fmt = 3
+            return GroupSpec(attributes=attributes, properties=doc, zarr_format=fmt)
+        return ArraySpec(properties=doc, attributes=attributes, zarr_format=fmt)
     doc = dict(meta.to_json())
     doc.pop("zarr_format", None)
     doc.pop("node_type", None)
@@ -105,6 +109,13 @@ def metadata_of(spec: ArraySpec | GroupSpec, path: str = "") -> Any:
 
 
 def _parse(spec: ArraySpec | GroupSpec, where: str) -> Any:
+    if spec.zarr_format == v3_draft.FORMAT:
+        if isinstance(spec, GroupSpec) and spec.implicit:
+            return v3_draft.GroupMetadataDraft(implicit=True)
+        doc = {**thaw(spec.properties), "attributes": thaw(spec.attributes)}
+        if isinstance(spec, GroupSpec):
+            return v3_draft.GroupMetadataDraft.from_json(doc, where=where)
+        return v3_draft.ArrayMetadataDraft.from_json(doc, where=where)
     if spec.zarr_format == 3:
         doc: dict[str, Any] = {"zarr_format": 3, "node_type": spec.node_type,
                                "attributes": thaw(spec.attributes), **thaw(spec.properties)}
@@ -478,7 +489,7 @@ def _dimension_names_to_attributes(r: Recipe, where: str) -> Recipe:
 
 
 def to_v3(spec: Any, *, chunk_key_encoding: str = "default", path: str = "") -> Any:
-    """The v3 model of a v2 spec (a v3 spec is returned as it is)."""
+    """The v3 model of a v2 or draft spec (a v3 spec is returned as it is)."""
     if chunk_key_encoding not in ("default", "v2"):
         raise MetadataError(
             f"chunk_key_encoding must be 'default' or 'v2', got {chunk_key_encoding!r}"
@@ -493,7 +504,9 @@ def to_v3(spec: Any, *, chunk_key_encoding: str = "default", path: str = "") -> 
             for name, m in spec.members.items()
         }
         return GroupSpec(attributes=spec.attributes, members=members, zarr_format=3)
-    r = _dimension_names_from_attributes(recipe(metadata_of(spec, path)))
+    r = recipe(metadata_of(spec, path))
+    if spec.zarr_format == 2:
+        r = _dimension_names_from_attributes(r)
     encoding = (
         {"name": "default", "configuration": {"separator": "/"}}
         if chunk_key_encoding == "default"
@@ -503,12 +516,13 @@ def to_v3(spec: Any, *, chunk_key_encoding: str = "default", path: str = "") -> 
 
 
 def to_v2(spec: Any, *, path: str = "") -> Any:
-    """The v2 model of a v3 spec, or :class:`MetadataError` where v2 cannot hold it."""
+    """The v2 model of a v3 or draft spec, or :class:`MetadataError` where v2 cannot
+    hold it."""
     if spec.zarr_format == 2:
         return spec
     where = display_path(path)
     if isinstance(spec, GroupSpec):
-        if spec.properties:
+        if spec.properties and spec.zarr_format == 3:
             raise MetadataError(
                 f"{where}: Zarr v2 groups have no properties {sorted(spec.properties)}"
             )
@@ -518,7 +532,8 @@ def to_v2(spec: Any, *, path: str = "") -> Any:
         }
         return GroupSpec(attributes=spec.attributes, members=members, zarr_format=2)
     meta = metadata_of(spec, path)
-    if meta.extra:
-        raise MetadataError(f"{where}: Zarr v2 has no place for {sorted(meta.extra)}")
+    if getattr(meta, "extra", None) or getattr(meta, "extensions", None):
+        extra = sorted(getattr(meta, "extra", {})) or ["extensions"]
+        raise MetadataError(f"{where}: Zarr v2 has no place for {extra}")
     r = _dimension_names_to_attributes(recipe(meta), where)
     return node_spec(_create(2, v2_keywords(r, where=where), where))
