@@ -16,7 +16,10 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -30,9 +33,24 @@ ARRAY_FILTERS = frozenset({
 })
 
 
+_IMPORT_LOCK = threading.Lock()
+_IMPORTED: dict[str, ModuleType] = {}
+
+
+def import_numcodecs(module: str = "numcodecs") -> ModuleType:
+    """``numcodecs`` (or one of its modules), imported once under a lock: codecs load it
+    on first use, often from several chunk threads at once, and concurrent first imports
+    of numcodecs' modules can fail in CPython's import deadlock avoidance."""
+    loaded = _IMPORTED.get(module)  # complete: a partly initialised one is never here
+    if loaded is None:
+        with _IMPORT_LOCK:
+            loaded = _IMPORTED[module] = importlib.import_module(module)
+    return loaded
+
+
 def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
     """The numcodecs codec object for ``codec_id`` and ``config``."""
-    import numcodecs
+    numcodecs = import_numcodecs()
 
     try:
         return numcodecs.get_codec({"id": codec_id, **config})

@@ -362,3 +362,34 @@ def test_zarr2_reads_zarrx_with_custom_suffix(zarr2_python: str, tmp_path: Path)
     report = run_peer(zarr2_python, "peer_read.py", root, out, "g/a", "g")
     assert_same(np.load(out / report["g/a"]["file"]), data, "g/a")
     assert report["g"]["arrays"] == ["a"]
+
+
+def test_zarrx_updates_zarr2_placeholder_arrays_in_a_fresh_process(
+    zarr2_python: str, peer_written: dict[str, Any], tmp_path: Path
+) -> None:
+    """A fresh interpreter (numcodecs not yet imported, so the chunk threads load it on
+    first use, at once) writes into zarr-python 2.18's ``|O``/``|S`` arrays; zarr-python
+    2.18 reads what zarrx wrote."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "store"
+    shutil.copytree(peer_written["store"]["root"], root)
+    script = (
+        "import sys, numpy as np, zarrx\n"
+        "g = zarrx.open_group(sys.argv[1], mode='r+')\n"
+        "g['placeholder/text'][2:] = np.array(['new', '\\u00e9', 'z'], dtype=object)\n"
+        "g['placeholder/objects'][1:] = np.array([b'a', b'', b'\\x00'], dtype=object)\n"
+        "g['placeholder/bytes'][::2] = np.array([b'Q', b'RR', b'SSSSS'])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "read"
+    out.mkdir()
+    paths = ["placeholder/text", "placeholder/objects", "placeholder/bytes"]
+    report = run_peer(zarr2_python, "peer_read.py", root, out, *paths)
+    got = {p: np.load(out / report[p]["file"], allow_pickle=True).tolist() for p in paths}
+    assert got["placeholder/text"] == ["x", "y\u00ff", "new", "\u00e9", "z"]
+    assert got["placeholder/objects"] == [b"x", b"a", b"", b"\x00"]
+    assert got["placeholder/bytes"] == [b"Q", b"bb", b"RR", b"dddd", b"SSSSS"]

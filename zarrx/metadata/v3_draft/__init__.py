@@ -12,7 +12,7 @@ node                       key
 entry point                ``zarr.json``
 root array / group         ``meta/root.array<sfx>`` / ``meta/root.group<sfx>``
 array / group at ``/P``    ``meta/root/P.array<sfx>`` / ``meta/root/P.group<sfx>``
-chunk ``(i, j)`` of ``/P``  ``data/root/P/c<i><sep><j>`` (``c`` alone when 0-d)
+chunk ``(i, j)`` of ``/P``  ``data/root/P/c<i><sep><j>`` (``c0`` or ``c`` when 0-d)
 =========================  ==========================================================
 
 ``<sfx>`` is the entry point's ``metadata_key_suffix`` (default ``.json``); ``<sep>`` the
@@ -29,7 +29,8 @@ an index of little-endian ``(offset, nbytes)`` uint64 pairs at the shard's end) 
 ``sharding_indexed`` codec with a ``bytes``-only index over a grid of whole shards.
 
 Known incompatibilities: zarr-python 2.18 stores the chunk of a 0-d array at ``c0``, not
-the seed's ``c``; zarrx reads ``c0`` when only that key exists, and writes ``c``.
+the seed's ``c``, and reads only ``c0``; zarrx reads both (``c`` when only it exists) and
+writes new 0-d arrays at ``c0`` (docs/formats.md).
 
 >>> entry = EntryPoint.from_json({"zarr_format": CORE_URI, "metadata_encoding": CORE_URI,
 ...                               "metadata_key_suffix": ".json", "extensions": []})
