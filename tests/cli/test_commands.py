@@ -11,9 +11,8 @@ import zarrx
 from zarrx.cli.main import build_parser, main
 from zarrx.zom import from_json, from_zarr
 
-from .conftest import zarr_python_source
+from .conftest import ZARRX, zarr_python_source
 
-ZARRX = "/work/venv/bin/zarrx"
 COMMANDS = {
     "demo": "A quick check that zarrx works",
     "info": "how many chunks are initialised",
