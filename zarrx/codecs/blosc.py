@@ -47,6 +47,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from zarrx import lazy
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
@@ -67,13 +68,12 @@ def _load() -> ModuleType:
     """numcodecs.blosc, configured for calls from many threads at once."""
     global _lib
     if _lib is None:
-        import numcodecs.blosc
-
+        lib = lazy.import_module("numcodecs.blosc")
         # The *_ctx calls: one internal thread, no global context, no lock. A process-wide
         # flag, set once (zarr-python sets it on import); numcodecs also takes this path
         # on its own in any thread but the main one.
-        numcodecs.blosc.use_threads = False
-        _lib = numcodecs.blosc
+        lib.use_threads = False
+        _lib = lib
     return _lib
 
 

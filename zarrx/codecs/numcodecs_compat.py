@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from zarrx import lazy
 from zarrx.abc.codec import ArrayArrayCodec, Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.errors import CodecError, MetadataError
 
@@ -32,10 +33,10 @@ ARRAY_FILTERS = frozenset({
 
 def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
     """The numcodecs codec object for ``codec_id`` and ``config``."""
-    import numcodecs
-
+    numcodecs = lazy.import_module("numcodecs")
     try:
-        return numcodecs.get_codec({"id": codec_id, **config})
+        with lazy.lock:  # numcodecs' registry loads entry points on a miss, without a lock
+            return numcodecs.get_codec({"id": codec_id, **config})
     except (ValueError, KeyError) as e:
         raise MetadataError(f"numcodecs codec {codec_id!r}: {e}") from None
     except TypeError as e:
