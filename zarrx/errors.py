@@ -33,6 +33,11 @@ class UnknownExtensionError(MetadataError):
     """A ``must_understand`` extension is not installed."""
 
 
+class UnsafeCodecError(MetadataError):
+    """A codec would run code chosen by whoever wrote the data (unpickling), and the
+    process has not opted in (``zarrx.config.set(allow_pickle=True)``)."""
+
+
 class RegistryConflictError(ZarrxError, RuntimeError):
     """Two implementations claim the same registry name."""
 
@@ -102,6 +107,7 @@ __all__ = [
     "UnknownCodecError",
     "UnknownDataTypeError",
     "UnknownExtensionError",
+    "UnsafeCodecError",
     "ZarrxError",
 ]
 

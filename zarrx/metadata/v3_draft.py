@@ -60,6 +60,7 @@ from zarrx.errors import (
     UnknownCodecError,
     UnknownDataTypeError,
     UnknownExtensionError,
+    UnsafeCodecError,
 )
 from zarrx.metadata.json import dump_json, load_json
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
@@ -431,6 +432,8 @@ def compressor_from_json(value: Any, *, where: str) -> Any:
 
         try:
             return numcodecs_codec(match.group(1), dict(config))
+        except UnsafeCodecError:
+            raise
         except MetadataError as e:
             raise UnknownCodecError(f"codec {uri!r}: {e}") from None
     except MetadataError as e:
