@@ -112,6 +112,10 @@ __all__ = [
 ]
 
 
+class MissingDependencyError(ZarrxError, ImportError):
+    """An optional package zarrx needs for this (a store backend) is not installed."""
+
+
 class ArgumentError(ZarrxError, ValueError):
     """A function was called with an invalid combination of arguments (e.g. a bad mode)."""
 
@@ -120,4 +124,4 @@ class VerificationError(ZarrxError, ValueError):
     """A copy does not match its source (``zarrx convert --verify``)."""
 
 
-__all__ += ["ArgumentError", "VerificationError"]
+__all__ += ["ArgumentError", "MissingDependencyError", "VerificationError"]

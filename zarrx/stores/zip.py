@@ -114,6 +114,10 @@ class _Archive:
             zip_file = zipfile.ZipFile(self.path, "r")
         except zipfile.BadZipFile as error:
             raise StoreError(f"{self.path!r} is not a valid zip archive: {error}") from error
+        except OSError as error:  # missing, a directory, not readable ...
+            raise StoreError(
+                f"cannot open the zip archive {self.path!r}: {error.strerror or error}"
+            ) from None
         self.base = _Source(self.path, zip_file)
         self.comment = zip_file.comment
         for info in zip_file.infolist():  # the last of duplicate names wins, as in zipfile
