@@ -112,6 +112,10 @@ __all__ = [
 ]
 
 
+class StoreNotFoundError(StoreError, FileNotFoundError):
+    """A store's location (a zip archive to read) does not exist."""
+
+
 class MissingDependencyError(ZarrxError, ImportError):
     """An optional package zarrx needs for this (a store backend) is not installed."""
 
@@ -124,4 +128,4 @@ class VerificationError(ZarrxError, ValueError):
     """A copy does not match its source (``zarrx convert --verify``)."""
 
 
-__all__ += ["ArgumentError", "MissingDependencyError", "VerificationError"]
+__all__ += ["ArgumentError", "MissingDependencyError", "StoreNotFoundError", "VerificationError"]
