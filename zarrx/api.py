@@ -13,7 +13,13 @@ from typing import Any
 from zarrx.abc.store import Store
 from zarrx.array import Array
 from zarrx.creation import array_metadata
-from zarrx.errors import ArgumentError, NodeExistsError, NodeNotFoundError, NodeTypeError
+from zarrx.errors import (
+    ArgumentError,
+    MetadataError,
+    NodeExistsError,
+    NodeNotFoundError,
+    NodeTypeError,
+)
 from zarrx.group import Group, node_for
 from zarrx.metadata import consolidated
 from zarrx.metadata.io import (
@@ -21,6 +27,7 @@ from zarrx.metadata.io import (
     check_format,
     creates_parent_groups,
     erase_tree,
+    erase_unreadable,
     find_node,
     normalize_path,
     prepare_store,
@@ -49,8 +56,15 @@ def erase_node(store: Store, path: str, meta: Any = None) -> None:
 def _prepare_path(
     store: Store, path: str, overwrite: bool, zarr_format: Any, group: bool = False
 ) -> None:
-    """Make room for a new node at ``path``: check or clear it, and create parent groups."""
-    existing = find_node(store, path)
+    """Make room for a new node at ``path``: check or clear it (one whose metadata does not
+    parse too, when overwriting), and create parent groups."""
+    try:
+        existing = find_node(store, path)
+    except MetadataError:
+        if not overwrite:
+            raise
+        erase_unreadable(store, path)
+        existing = None
     if group and not overwrite and getattr(existing, "implicit", False):
         existing = None  # an implicit group (draft) becomes explicit; its members stay
     if existing is not None:
