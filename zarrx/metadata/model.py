@@ -15,6 +15,8 @@ from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.errors import MetadataError
 
 MAX_INT64 = 2**63 - 1
+#: The most dimensions a NumPy array may have (NPY_MAXDIMS: 64 since NumPy 2, 32 before).
+MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
 
 class ArrayMetadata(Protocol):
@@ -49,6 +51,10 @@ def parse_shape(value: Any, *, where: str, field: str = "shape") -> tuple[int, .
         raise MetadataError(f"{where}: {field} must be a list of integers, got {value!r}")
     if any(s < 0 for s in value):
         raise MetadataError(f"{where}: {field} must not be negative, got {list(value)}")
+    if len(value) > MAX_RANK:
+        raise MetadataError(
+            f"{where}: {field} has {len(value)} dimensions; NumPy arrays have at most {MAX_RANK}"
+        )
     check_product(value, where=where, field=field)
     return tuple(value)
 

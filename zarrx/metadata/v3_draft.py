@@ -345,7 +345,9 @@ class EntryPoint:
                 f"{where}: core protocol version {match.group(1)}.{match.group(2)} is not "
                 "supported; zarrx reads version 3 of the draft"
             )
-        encoding = doc.get("metadata_encoding", CORE_URI)
+        if "metadata_encoding" not in doc:  # required by the seed: no default
+            raise MetadataError(f"{where}: the entry point has no metadata_encoding")
+        encoding = doc["metadata_encoding"]
         if encoding not in _JSON_ENCODINGS:
             raise UnknownExtensionError(
                 f"{where}: metadata_encoding {encoding!r} is not supported; zarrx reads the "
@@ -694,10 +696,10 @@ def _parse_grid(value: Any, ndim: int, *, where: str) -> tuple[tuple[int, ...], 
         )
     shape = value.get("chunk_shape")
     if not isinstance(shape, list) or not all(
-        isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in shape
+        isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in shape
     ):
         raise MetadataError(
-            f"{where}: chunk_grid chunk_shape must be a list of non-negative integers, "
+            f"{where}: chunk_grid chunk_shape must be a list of positive integers, "
             f"got {shape!r}"
         )
     if len(shape) != ndim:
