@@ -241,3 +241,27 @@ def test_opening_a_v2_array_with_a_filter_does_not_allocate_a_chunk():
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20, f"opening and reading a corner allocated {peak} bytes"
+
+
+def test_opening_a_shard_of_billions_of_inner_chunks_does_not_build_its_index():
+    """The shard index of a huge shard is not materialised to learn its encoded size (the
+    metadata fuzzer found a 31 GB allocation here): opening and reading a corner of a
+    missing shard allocate next to nothing."""
+    import tracemalloc
+
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [10, 6], "data_type": "float64",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3922468630, 3]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 1.5,
+           "codecs": [{"name": "sharding_indexed", "configuration": {
+               "chunk_shape": [2, 3], "codecs": [{"name": "bytes"}],
+               "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]}
+    store = MemoryStore()
+    store.set("zarr.json", json.dumps(doc).encode())
+    tracemalloc.start()
+    try:
+        a = zarrx.open_array(store)
+        np.testing.assert_array_equal(a[:2, :2], np.full((2, 2), 1.5))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"opening and reading a corner allocated {peak} bytes"
