@@ -44,7 +44,9 @@ class GroupMetadata(Protocol):
 
 
 def parse_shape(value: Any, *, where: str, field: str = "shape") -> tuple[int, ...]:
-    """A list of non-negative integers whose product fits in int64."""
+    """A list of non-negative integers, each of which fits in int64 (as zarr-python and
+    NumPy's indexing need); their product, the number of elements, may not (an array of
+    shape [2**62, 2**62] is valid and, sparsely written, usable)."""
     if not isinstance(value, list | tuple) or not all(
         isinstance(s, int) and not isinstance(s, bool) for s in value
     ):
@@ -55,7 +57,10 @@ def parse_shape(value: Any, *, where: str, field: str = "shape") -> tuple[int, .
         raise MetadataError(
             f"{where}: {field} has {len(value)} dimensions; NumPy arrays have at most {MAX_RANK}"
         )
-    check_product(value, where=where, field=field)
+    if any(s > MAX_INT64 for s in value):
+        raise MetadataError(
+            f"{where}: {field} {list(value)} has a dimension longer than 2**63-1"
+        )
     return tuple(value)
 
 
