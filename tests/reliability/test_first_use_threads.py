@@ -145,3 +145,15 @@ def test_a_registry_loads_each_name_once_for_threads_that_ask_at_once() -> None:
     assert all(f == found[0] for f in found)
     assert sorted(found[0]) == sorted(names)
     assert found[0]["blosc"].__name__ == "BloscCodec"
+
+
+def test_a_pool_taken_before_the_thread_count_changes_still_runs_its_work() -> None:
+    """One thread takes the chunk pool; another changes zarrx.config 'threads' and takes
+    the new one: the first thread's submissions still run (the old pool is not shut down
+    under it)."""
+    from zarrx.engine.executor import _get_pool
+
+    taken = _get_pool(2)
+    assert _get_pool(3) is not taken
+    assert taken.submit(sum, [1, 2]).result() == 3
+    assert _get_pool(3).submit(sum, [4]).result() == 4
