@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from tests.cli.conftest import ZARRX
 
 PROCESSES = 20
 DATA = np.arange(48 * 40, dtype="int32").reshape(48, 40)
@@ -104,10 +105,9 @@ def test_convert_with_its_default_threads_in_fresh_processes(
     target_format = 5 - source_format
     if source_format == 3:  # Zarr v2 has no sharding: that array goes v3 to v3
         target_format = 3
-    command = Path(sys.executable).parent / "zarrx"
     for i in range(5):
         target = tmp_path / f"copy{i}"
-        run = subprocess.run([str(command), "convert", str(source), str(target),
+        run = subprocess.run([ZARRX, "convert", str(source), str(target),
                               "--zarr-format", str(target_format)],
                              capture_output=True, text=True, check=False)
         assert run.returncode == 0, f"run {i}: {run.stderr}"
