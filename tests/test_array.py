@@ -1,5 +1,6 @@
 """Array reads and writes against NumPy, on random shapes, chunkings and selections."""
 
+import threading
 import time
 
 import numpy as np
@@ -8,6 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import zarrx
+from zarrx.engine.executor import BackgroundWrites
 from zarrx.storage import MemoryStore
 from zarrx.testing.selections import numpy_indices
 
@@ -147,7 +149,8 @@ def test_huge_shape_indexes_exactly():
 
 
 class _SlowStore(MemoryStore):
-    """Writes take a while and one key fails: whole-chunk writes run on the I/O threads."""
+    """Writes take a while (a store's latency, so that writes overlap the encoding of the
+    chunks after them; nothing waits on it) and one key fails."""
 
     def __init__(self, fail: str | None = None) -> None:
         super().__init__()
@@ -178,8 +181,6 @@ def test_a_failed_background_write_is_raised():
 
 
 def test_one_thread_means_the_store_is_only_called_by_the_caller():
-    import threading
-
     callers = set()
 
     class Recording(MemoryStore):
@@ -194,22 +195,63 @@ def test_one_thread_means_the_store_is_only_called_by_the_caller():
     assert callers == {threading.current_thread().name}
 
 
+class _FailsWhenTold(MemoryStore):
+    """Records every write; the write of ``bad`` waits until ``go`` is set, then fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+        self.attempts: list[str] = []
+
+    def set(self, key, value):
+        self.attempts.append(key)
+        if key == "bad":
+            self.go.wait()
+            raise zarrx.errors.StoreError("cannot write 'bad': disk full")
+        super().set(key, value)
+
+
 def test_a_failed_write_stops_the_writes_that_follow():
-    """Once a background write has failed, no more chunks are handed to the store."""
-    attempts = []
+    """Writes handed over before a failure finish; once it has failed, the next write
+    raises that failure and never reaches the store (ordered by events, not by a clock)."""
+    store = _FailsWhenTold()
+    writes = BackgroundWrites(store, limit=4)
+    writes.set("before", b"1")
+    writes.set("bad", b"2")
+    writes.set("during", b"3")  # handed over while 'bad' is still being written
+    store.go.set()
+    with pytest.raises(zarrx.errors.StoreError, match="'bad'"):
+        writes.wait()
+    with pytest.raises(zarrx.errors.StoreError, match="'bad'"):
+        writes.set("after", b"4")
+    assert sorted(store.attempts) == ["bad", "before", "during"]
+    assert sorted(store.list()) == ["before", "during"]
 
-    class Failing(_SlowStore):
-        def set(self, key, value):
-            attempts.append(key)
-            super().set(key, value)
 
-    store = Failing(fail="c/0/0")
-    a = zarrx.create_array(store, shape=(64, 64), chunks=(8, 8), dtype="int32")
-    attempts.clear()
-    with zarrx.config.set(threads=2), pytest.raises(zarrx.errors.StoreError, match="c/0/0"):
-        a[...] = 1
-    assert len(attempts) <= 1 + 2 * 2 * 2  # the failure, then at most what was in flight
-    assert len(attempts) < 64
+def test_a_write_waiting_for_a_slot_is_stopped_by_a_failure():
+    """A writer blocked on the in-flight limit when the write ahead of it fails gets that
+    failure, and its value is never handed to the store."""
+    store = _FailsWhenTold()
+    writes = BackgroundWrites(store, limit=1)
+    writes.set("bad", b"1")  # takes the only slot and waits for 'go'
+    outcome: list[BaseException] = []
+
+    def next_write() -> None:
+        try:
+            writes.set("next", b"2")
+        except BaseException as e:
+            outcome.append(e)
+
+    writer = threading.Thread(target=next_write)
+    writer.start()
+    store.go.set()
+    writer.join()
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], zarrx.errors.StoreError)
+    assert "'bad'" in str(outcome[0])
+    assert store.attempts == ["bad"]
+    with pytest.raises(zarrx.errors.StoreError, match="'bad'"):
+        writes.wait()
 
 
 @pytest.mark.parametrize("compressors", [None, [{"name": "gzip"}]])

@@ -16,6 +16,7 @@ from zarrx.creation import array_metadata
 from zarrx.errors import (
     ArgumentError,
     FormatMismatchError,
+    MetadataError,
     NodeExistsError,
     NodeNotFoundError,
     NodeTypeError,
@@ -27,6 +28,7 @@ from zarrx.metadata.io import (
     check_format,
     creates_parent_groups,
     erase_tree,
+    erase_unreadable,
     find_node,
     find_nodes,
     list_members,
@@ -69,9 +71,16 @@ def _check_format(store: Store, where: str, found: Any, zarr_format: Any) -> Non
 def _prepare_path(
     store: Store, path: str, overwrite: bool, zarr_format: Any, group: bool = False
 ) -> None:
-    """Make room for a new node at ``path``: check or clear it, and create parent groups.
-    Everything is checked before anything is erased or written."""
-    existing = find_node(store, path)
+    """Make room for a new node at ``path``: check or clear it (one whose metadata does not
+    parse too, when overwriting), and create parent groups. Everything is checked before
+    anything is erased or written."""
+    unreadable = False
+    try:
+        existing = find_node(store, path)
+    except MetadataError:
+        if not overwrite:
+            raise
+        existing, unreadable = None, True
     if group and not overwrite and getattr(existing, "implicit", False):
         existing = None  # an implicit group (draft) becomes explicit; its members stay
     if existing is not None and not overwrite:
@@ -94,6 +103,8 @@ def _prepare_path(
                 f"{store!r}: the store holds a Zarr v3.0 draft hierarchy (its zarr.json is the "
                 "draft's entry point), and a hierarchy holds nodes of one format"
             )
+    if unreadable:
+        erase_unreadable(store, path)
     if existing is not None:
         erase_node(store, path, existing)
     if creates_parent_groups(zarr_format):

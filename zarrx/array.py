@@ -255,8 +255,8 @@ class Array(Node):
         new = tuple(int(s) for s in new)
         if len(new) != self.ndim or any(s < 0 for s in new):
             raise ShapeError(f"{self.name}: cannot resize {self.shape} to {new}")
-        if math.prod(new) > 2**63 - 1:
-            raise ShapeError(f"{self.name}: new shape {new} holds more than 2**63-1 elements")
+        if any(s > 2**63 - 1 for s in new):
+            raise ShapeError(f"{self.name}: new shape {new} has a dimension longer than 2**63-1")
         old = self.shape
         grid = self._metadata.chunk_grid
         old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)

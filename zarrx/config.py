@@ -1,4 +1,4 @@
-"""Runtime settings: thread budget and write behaviour.
+"""Runtime settings: thread budget, write behaviour, and what stored data may make zarrx do.
 
 >>> import zarrx
 >>> with zarrx.config.set(threads=1):
@@ -20,6 +20,10 @@ _DEFAULTS: dict[str, Any] = {
     "write_empty_chunks": False,
     # How many chunks one batched store request fetches before decoding starts.
     "batch_chunks": 256,
+    # DANGEROUS. Open and decode arrays whose codecs unpickle stored bytes (numcodecs'
+    # ``pickle``): unpickling runs any code the writer of the data chose. Only for data
+    # from a source trusted as much as the code this process runs.
+    "allow_pickle": False,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
@@ -46,6 +50,9 @@ def set(**values: Any) -> Any:
         raise KeyError(f"unknown zarrx settings {sorted(unknown)}; known: {sorted(_settings)}")
     if "threads" in values and (not isinstance(values["threads"], int) or values["threads"] < 1):
         raise ValueError(f"threads must be a positive integer, got {values['threads']!r}")
+    for flag in ("write_empty_chunks", "allow_pickle"):
+        if flag in values and not isinstance(values[flag], bool):
+            raise ValueError(f"{flag} must be True or False, got {values[flag]!r}")
     previous = {k: _settings[k] for k in values}
     _settings.update(values)
     return _restore(previous)

@@ -29,13 +29,13 @@ class UnknownDataTypeError(MetadataError):
     """A data type name resolves to no installed data type."""
 
 
-class MissingDependencyError(UnknownDataTypeError, ImportError):
-    """A data type or codec needs an optional package that is not installed; the message
-    names the extra to install (e.g. ``pip install 'zarrx[ml]'``)."""
-
-
 class UnknownExtensionError(MetadataError):
     """A ``must_understand`` extension is not installed."""
+
+
+class UnsafeCodecError(MetadataError):
+    """A codec would run code chosen by whoever wrote the data (unpickling), and the
+    process has not opted in (``zarrx.config.set(allow_pickle=True)``)."""
 
 
 class RegistryConflictError(ZarrxError, RuntimeError):
@@ -119,8 +119,22 @@ __all__ = [
     "UnknownCodecError",
     "UnknownDataTypeError",
     "UnknownExtensionError",
+    "UnsafeCodecError",
     "ZarrxError",
 ]
+
+
+class StoreNotFoundError(StoreError, FileNotFoundError):
+    """A store's location (a zip archive to read) does not exist."""
+
+
+class MissingDependencyError(ZarrxError, ImportError):
+    """An optional package zarrx needs for this (a store backend, a data type) is not
+    installed; the message names the extra to install (e.g. ``pip install 'zarrx[s3]'``)."""
+
+
+class MissingDataTypeError(MissingDependencyError, UnknownDataTypeError):
+    """A data type whose in-memory form needs an optional package (``zarrx[ml]``)."""
 
 
 class ArgumentError(ZarrxError, ValueError):
@@ -146,6 +160,6 @@ class SkippedNodeWarning(ZarrxWarning):
 
 
 __all__ += [
-    "ArgumentError", "FormatMismatchError", "SkippedNodeWarning", "VerificationError",
-    "ZarrxWarning",
+    "ArgumentError", "FormatMismatchError", "MissingDataTypeError", "MissingDependencyError",
+    "SkippedNodeWarning", "StoreNotFoundError", "VerificationError", "ZarrxWarning",
 ]

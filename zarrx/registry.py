@@ -4,16 +4,20 @@ Nothing is scanned or imported at ``import zarrx``: the entry-point table of a g
 on the first lookup in that group, and an implementation is imported on the first lookup
 of one of its names. One implementation may carry several names (v3 name, v2 id, draft
 URI). Two *different* implementations claiming one name is an error, never a race of
-import order. This module imports nothing of codecs, stores or grids.
+import order. Entry points are read and loaded under :data:`zarrx.imports.lock`, so threads
+making their first lookups at once import each implementation once, in one thread. This
+module imports nothing of codecs, stores or grids.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
 
+from zarrx import imports
 from zarrx.errors import (
     MetadataError,
     RegistryConflictError,
@@ -24,6 +28,7 @@ from zarrx.errors import (
 
 T = TypeVar("T")
 
+_generations = itertools.count(1)  # next() is atomic: no two changes get one number
 _generation = 0
 
 
@@ -35,7 +40,7 @@ def generation() -> int:
 
 def _changed() -> None:
     global _generation
-    _generation += 1
+    _generation = next(_generations)
 
 
 class Registry(Generic[T]):
@@ -50,12 +55,16 @@ class Registry(Generic[T]):
         self._entry_points: dict[str, list[EntryPoint]] | None = None
 
     def _table(self) -> dict[str, list[EntryPoint]]:
-        if self._entry_points is None:
-            table: dict[str, list[EntryPoint]] = {}
-            for ep in entry_points(group=self.group):
-                table.setdefault(ep.name, []).append(ep)
-            self._entry_points = table
-        return self._entry_points
+        table = self._entry_points
+        if table is None:
+            with imports.lock:
+                table = self._entry_points
+                if table is None:
+                    table = {}
+                    for ep in entry_points(group=self.group):
+                        table.setdefault(ep.name, []).append(ep)
+                    self._entry_points = table
+        return table
 
     def _load(self, name: str) -> T | None:
         candidates = self._table().get(name)
@@ -84,13 +93,17 @@ class Registry(Generic[T]):
 
     def find(self, name: str) -> T | None:
         """Like :meth:`get` but ``None`` when the name is unknown."""
-        if name in self._registered:
-            return self._registered[name]
-        if name in self._loaded:
-            return self._loaded[name]
-        impl = self._load(name)
+        impl = self._registered.get(name)
+        if impl is None:
+            impl = self._loaded.get(name)
         if impl is not None:
-            self._loaded[name] = impl
+            return impl
+        with imports.lock:  # one thread imports it; the others then find it loaded
+            if name in self._loaded:
+                return self._loaded[name]
+            impl = self._load(name)
+            if impl is not None:
+                self._loaded[name] = impl
         return impl
 
     def register(self, impl: T, *names: str) -> T:

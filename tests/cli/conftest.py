@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,10 @@ import pytest
 import zarr
 
 import zarrx
+
+#: The ``zarrx`` command pip installed beside the interpreter running the tests (its
+#: environment's scripts directory), whichever machine or virtual environment that is.
+ZARRX = str(Path(sys.executable).parent / ("zarrx.exe" if sys.platform == "win32" else "zarrx"))
 
 
 def zarr_python_source(root: Path, zarr_format: int) -> Path:

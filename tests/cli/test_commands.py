@@ -3,8 +3,6 @@
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,10 +11,8 @@ import zarrx
 from zarrx.cli.main import build_parser, main
 from zarrx.zom import from_json, from_zarr
 
-from .conftest import zarr_python_source
+from .conftest import ZARRX, zarr_python_source
 
-#: The console script pip installed beside this interpreter.
-ZARRX = str(Path(sys.executable).with_name("zarrx"))
 COMMANDS = {
     "demo": "A quick check that zarrx works",
     "info": "how many chunks are initialised",

@@ -232,3 +232,31 @@ def test_a_store_returning_too_few_ranges_is_a_truncation_error():
     out = np.empty((8, 8), "int32")
     with pytest.raises(CodecError, match="truncated"):
         codec.decode_partial(fetch, (slice(0, 8, 1), slice(0, 8, 1)), spec, out)
+
+
+@pytest.mark.parametrize(("fill_a", "fill_b", "values"), [
+    (True, False, [False, True, False, False]),
+    (np.nan, 0.0, [0.0, np.nan, 0.0, 0.0]),
+    (0.0, -0.0, [-0.0, 0.0, -0.0, -0.0]),
+])
+def test_arrays_sharing_codecs_but_not_fill_values_keep_their_own(tmp_path, fill_a, fill_b,
+                                                                   values):
+    """Two arrays with the same codec list share one parsed pipeline; the shard layout
+    prepared for one's fill value must not decide which inner chunks of the other are
+    "fill" and left out (they would then read back wrong in any other process)."""
+    import zarr
+
+    dtype = "bool" if isinstance(fill_a, bool) else "f8"
+    kw = {"shape": (4,), "dtype": dtype, "chunks": (1,), "shards": (2,)}
+    zarrx.create_array(str(tmp_path / "a"), fill_value=fill_a, **kw)
+    zarrx.create_array(str(tmp_path / "b"), fill_value=fill_b, **kw)
+    a = zarrx.open_array(str(tmp_path / "a"), mode="r+")
+    a[0] = values[0]  # prepares a's shard layout
+    b = zarrx.open_array(str(tmp_path / "b"), mode="r+")
+    assert b.metadata.codecs is a.metadata.codecs  # shared: the case that matters
+    b[...] = values
+    expected = np.array(values, dtype=dtype)
+    np.testing.assert_array_equal(b[...], expected)
+    other = zarr.open_array(str(tmp_path / "b"), mode="r")[...]  # another reader's view
+    np.testing.assert_array_equal(np.signbit(other), np.signbit(expected))
+    np.testing.assert_array_equal(other, expected)

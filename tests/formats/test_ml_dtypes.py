@@ -307,7 +307,8 @@ def test_without_ml_dtypes_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_missing_dependency_is_an_unknown_data_type_error() -> None:
-    assert issubclass(MissingDependencyError, zarrx.errors.UnknownDataTypeError)
+    assert issubclass(zarrx.errors.MissingDataTypeError, MissingDependencyError)
+    assert issubclass(zarrx.errors.MissingDataTypeError, zarrx.errors.UnknownDataTypeError)
 
 
 # -- the element kernels ------------------------------------------------------------------------

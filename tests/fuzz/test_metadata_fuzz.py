@@ -113,7 +113,10 @@ def test_random_documents(extra):
 
 
 def test_overflowing_shapes_are_refused():
-    for shape, chunks in [([2**62, 4], [1, 1]), ([2**63], [2**63]), ([1], [2**62, 1])]:
+    """A dimension or a chunk beyond int64, or a rank mismatch (a shape of 2**64 elements
+    in dimensions that fit, [2**62, 4], is valid: see tests/reliability/test_huge_shapes)."""
+    for shape, chunks in [([2**63, 4], [1, 1]), ([2**63], [2**63]), ([1], [2**62, 1]),
+                          ([4, 4], [2**62, 2**62])]:
         doc = {**VALID_V3, "shape": shape, "dimension_names": None,
                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}}}
         store = MemoryStore()

@@ -135,6 +135,23 @@ def test_handle_pickles_as_store_and_path(tmp_path: Path) -> None:
     assert a[0, 3] == 9
 
 
+def test_a_bare_array_pickles_when_its_store_does(tmp_path: Path) -> None:
+    """What docs/dask-xarray.md says: an Array round-trips through pickle (its pipeline's
+    cache rebuilt), reads and writes the same data; one on a MemoryStore is a copy."""
+    a = zarrx.create_array(str(tmp_path / "p"), shape=(6, 4), dtype="f4", chunks=(4, 3),
+                           compressors={"name": "blosc", "configuration": {"cname": "zstd"}})
+    a[...] = np.arange(24, dtype="f4").reshape(6, 4)
+    b = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(b[...], a[...])
+    b[5, 3] = -1
+    assert a[5, 3] == -1
+    m = zarrx.create_array(MemoryStore(), shape=(2,), dtype="i1")
+    copy = pickle.loads(pickle.dumps(m))
+    copy[...] = 7
+    np.testing.assert_array_equal(copy[...], [7, 7])
+    np.testing.assert_array_equal(m[...], [0, 0])  # another process could not share it
+
+
 def test_distributed_local_cluster_writes_and_reads(tmp_path: Path) -> None:
     from distributed import Client, LocalCluster, get_task_stream
 

@@ -87,7 +87,7 @@ def _with(**changes):
         (_with(shape=KeyError), MetadataError, r"missing required keys \['shape'\]"),
         (_with(shape=[10, -1]), MetadataError, "must not be negative"),
         (_with(shape=[10, "5"]), MetadataError, "list of integers"),
-        (_with(shape=[2**40, 2**40]), MetadataError, "more than 2\\*\\*63-1"),
+        (_with(shape=[2**40, 2**63]), MetadataError, "longer than 2\\*\\*63-1"),
         (_with(data_type="float128"), UnknownDataTypeError, "float128"),
         (_with(data_type=7), MetadataError, "data_type must be"),
         (_with(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [10]}}),

@@ -12,10 +12,10 @@ import pytest
 
 import zarrx
 from zarrx import registry
-from zarrx.errors import UnknownExtensionError
+from zarrx.errors import UnknownCodecError, UnknownExtensionError
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGINS = ["zarrx-offset", "zarrx-array-statistics", "zarrx-rectilinear"]
+PLUGINS = ["zarrx-offset", "zarrx-array-statistics", "zarrx-rectilinear", "zarrx-xor"]
 
 
 @pytest.fixture(scope="session")
@@ -95,6 +95,32 @@ def test_plugin_test_suites_pass_when_installed(plugin, plugin_env):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout
+
+
+def test_the_codec_example_of_the_docs_is_the_plugin_s_source():
+    """docs/plugins.md shows plugins/zarrx-xor as it is (installed and run above)."""
+    doc = (ROOT / "docs" / "plugins.md").read_text()
+    source = (ROOT / "plugins" / "zarrx-xor" / "zarrx_xor" / "__init__.py").read_text()
+    assert f"```python\n{source}```" in doc
+    toml = (ROOT / "plugins" / "zarrx-xor" / "pyproject.toml").read_text()
+    assert '[project.entry-points."zarrx.codecs"]\n"example.xor" = "zarrx_xor:XorCodec"' in toml
+    assert '"example.xor" = "zarrx_xor:XorCodec"' in doc
+
+
+def test_the_codec_plugin_opens_what_zarrx_alone_refuses(tmp_path, plugin_env):
+    path = str(tmp_path / "x.zarr")
+    script = (
+        f"import zarrx; a = zarrx.create_array({path!r}, shape=(4,), dtype='i4', chunks=(2,), "
+        "compressors={'name': 'example.xor', 'configuration': {'key': 7}}); "
+        "a[...] = [1, -2, 3, -4]"
+    )
+    result = _run(plugin_env, "-c", script)
+    assert result.returncode == 0, result.stderr
+    with pytest.raises(UnknownCodecError, match=r"example\.xor.*zarrx\.codecs"):
+        zarrx.open(path)
+    result = _run(plugin_env, "-c", f"import zarrx; print(zarrx.open({path!r})[...].tolist())")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[1, -2, 3, -4]"
 
 
 def test_draft_uri_and_name_resolve_to_one_codec():

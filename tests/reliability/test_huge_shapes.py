@@ -1,10 +1,12 @@
-"""Huge shapes: arrays of up to 2**63-1 elements open and index exactly at the far end (no
-wrap-around in chunk counts, chunk keys or byte sizes), and larger ones are refused with a
-zarrx error that names the field."""
+"""Huge shapes: dimensions of up to 2**63-1 (and any number of elements: [2**62, 2**62]
+holds 2**124) open and index exactly at the far end (no wrap-around in chunk counts, chunk
+keys or byte sizes), and longer dimensions are refused with a zarrx error that names the
+field."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -148,12 +150,59 @@ def test_steps_beyond_int64_select_like_numpy():
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("shape", [(2**63,), (2**62, 2), (2**32, 2**32), (2**64,),
-                                   (3, 2**61, 2)])
-def test_too_many_elements_are_refused(fmt, shape):
+@pytest.mark.parametrize("shape", [(2**63,), (2**64,), (1, 2**63), (2**62, 2**70)])
+def test_a_dimension_beyond_int64_is_refused(fmt, shape):
     with pytest.raises(ZarrxError, match="shape"):
         zarrx.create_array(MemoryStore(), shape=shape, dtype="u1", chunks=(1,) * len(shape),
                            zarr_format=fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("shape", [(2**62, 2), (2**32, 2**32), (3, 2**61, 2),
+                                   (2**63 - 1, 2**63 - 1)])
+def test_more_elements_than_int64_are_accepted(fmt, shape):
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=shape, dtype="u1", chunks=(1,) * len(shape),
+                           fill_value=4, zarr_format=fmt)
+    assert zarrx.open_array(store).shape == shape
+    assert a.nchunks == a.size == math.prod(shape)
+    assert a[(-1,) * len(shape)] == 4
+
+
+M = 2**62
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_2_62_by_2_62_grid_of_single_element_chunks(fmt):
+    """As zarr-python allows: [2**62, 2**62] with chunks [1, 1] is created, opened, reads
+    its fill value at any corner, and counts 2**124 chunks exactly. Nothing is done per
+    chunk of the grid (a walk over it would never end; the test would hang, not pass)."""
+    store = MemoryStore()
+    zarrx.create_array(store, shape=(M, M), dtype="i2", chunks=(1, 1), fill_value=-3,
+                       zarr_format=fmt)
+    a = zarrx.open_array(store, mode="r+")
+    assert a.shape == (M, M)
+    assert a.nchunks == 2**124
+    assert type(a.nchunks) is int
+    assert a.cdata_shape == (M, M)
+    assert a.size == 2**124
+    assert a.nbytes == 2**125
+    for corner in [(0, 0), (-1, -1), (2**61, 5), (0, -1), (-1, 0), (M - 1, M - 1)]:
+        assert a[corner] == -3
+    np.testing.assert_array_equal(a[-2:, :2], np.full((2, 2), -3))
+    a[5, -1] = 9
+    a[M - 2:, :2] = [[1, 2], [3, 4]]
+    b = zarrx.open_array(store, mode="r")
+    assert b[5, M - 1] == 9
+    np.testing.assert_array_equal(b[-2:, :3], [[1, 2, -3], [3, 4, -3]])
+    np.testing.assert_array_equal(b.vindex[[5, M - 1, 0], [M - 1, 1, 0]], [9, 4, -3])
+    np.testing.assert_array_equal(b.blocks[5, M - 1], [[9]])
+    data = sorted(k for k in store.list() if not k.endswith((".json", ".zarray", ".zattrs")))
+    assert len(data) == 5
+    key = {3: f"c/5/{M - 1}", 2: f"5.{M - 1}", "3-draft": f"data/root/c5/{M - 1}"}[fmt]
+    assert key in data
+    a.resize((M, M + 1))  # grows: no chunk is erased, so none is visited
+    assert zarrx.open_array(store).shape == (M, M + 1)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -182,7 +231,7 @@ def test_largest_chunk_is_accepted_and_round_trips():
                  "compressor": None, "fill_value": 0, "order": "C", "filters": None}),
     (".zarray", {"zarr_format": 2, "shape": [4], "chunks": [2**62], "dtype": "<i4",
                  "compressor": None, "fill_value": 0, "order": "C", "filters": None}),
-    ("zarr.json", {"zarr_format": 3, "node_type": "array", "shape": [2**62, 2, 2],
+    ("zarr.json", {"zarr_format": 3, "node_type": "array", "shape": [2, 2**63, 2],
                    "data_type": "uint8", "fill_value": 0,
                    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 1, 1]}},
                    "chunk_key_encoding": {"name": "default"}, "codecs": [{"name": "bytes"}]}),
@@ -237,6 +286,30 @@ def test_opening_a_v2_array_with_a_filter_does_not_allocate_a_chunk():
         a = zarrx.open_array(store)
         assert a[0, 0] == 1.5
         np.testing.assert_array_equal(a[-2:, -2:], np.full((2, 2), 1.5, dtype="f4"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"opening and reading a corner allocated {peak} bytes"
+
+
+def test_opening_a_shard_of_billions_of_inner_chunks_does_not_build_its_index():
+    """The shard index of a huge shard is not materialised to learn its encoded size (the
+    metadata fuzzer found a 31 GB allocation here): opening and reading a corner of a
+    missing shard allocate next to nothing."""
+    import tracemalloc
+
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [10, 6], "data_type": "float64",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3922468630, 3]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 1.5,
+           "codecs": [{"name": "sharding_indexed", "configuration": {
+               "chunk_shape": [2, 3], "codecs": [{"name": "bytes"}],
+               "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]}
+    store = MemoryStore()
+    store.set("zarr.json", json.dumps(doc).encode())
+    tracemalloc.start()
+    try:
+        a = zarrx.open_array(store)
+        np.testing.assert_array_equal(a[:2, :2], np.full((2, 2), 1.5))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -133,7 +133,9 @@ def test_mode_r_is_enforced(tmp_path: Path) -> None:
     assert store.with_read_only(False).read_only  # an 'r' archive has no writable view
     store.close()
     assert _digest(path) == before
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=r"absent\.zip"):
+        ZipStore(tmp_path / "absent.zip", mode="r")
+    with pytest.raises(zarrx.errors.StoreNotFoundError):
         ZipStore(tmp_path / "absent.zip", mode="r")
     with pytest.raises(ValueError, match="mode"):
         ZipStore(path, mode="x")

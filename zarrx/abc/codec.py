@@ -31,9 +31,18 @@ class ChunkSpec:
 
     shape: tuple[int, ...]
     dtype: np.dtype
-    #: A NumPy scalar of ``dtype``. Not part of equality or hashing: NaN and void scalars
-    #: would defeat caching, and one pipeline only ever serves one fill value.
+    #: A NumPy scalar of ``dtype``. Compared through ``fill_key``, not itself: NaN and
+    #: void scalars do not compare equal to themselves.
     fill_value: Any = field(compare=False, hash=False)
+    #: The fill value's bits (its repr for object and variable-length strings). Part of
+    #: equality and hashing: arrays with the same codecs share one pipeline (see
+    #: ``CodecPipeline.from_json``), and a chain or shard layout prepared for one array's
+    #: fill value must never serve another's (a shard would then leave out, as "fill",
+    #: inner chunks that are not).
+    fill_key: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fill_key", _fill_key(self.dtype, self.fill_value))
 
     @property
     def nbytes(self) -> int:
@@ -41,6 +50,15 @@ class ChunkSpec:
         for s in self.shape:
             n *= s
         return n
+
+
+def _fill_key(dtype: np.dtype, value: Any) -> Any:
+    if dtype.hasobject or dtype.kind == "T":
+        return repr(value)
+    try:
+        return np.asarray(value, dtype=dtype).tobytes()
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 class Codec(ABC):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -21,15 +22,19 @@ import numpy as np
 
 def _demo(args: argparse.Namespace) -> int:
     import zarrx
+    from zarrx.errors import ArgumentError
 
+    n = args.size
+    if n < 1:
+        raise ArgumentError(f"--size must be a positive integer (the cube's edge), got {n}")
     if args.path:
         root = Path(args.path)
+        if root.exists() and not root.is_dir():
+            raise ArgumentError(f"{root} exists and is not a directory")
     else:
         root = Path(tempfile.mkdtemp(prefix="zarrx-demo-")) / "demo.zarr"
     if root.exists() and any(root.iterdir()) and not args.overwrite:
-        print(f"{root} exists and is not empty; pass --overwrite to replace it", file=sys.stderr)
-        return 2
-    n = args.size
+        raise ArgumentError(f"{root} exists and is not empty; pass --overwrite to replace it")
     print(f"zarrx {zarrx.__version__}: building an example hierarchy in {root}")
     group = zarrx.open_group(str(root), mode="w", attributes={"description": "zarrx demo"})
     rng = np.random.default_rng(0)
@@ -300,9 +305,33 @@ def _plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Files whose presence makes a directory a Zarr store (of any format) for ``fsck``.
+_METADATA_FILES = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
+
+
+def _is_store(root: str) -> bool:
+    """Whether the directory holds a Zarr metadata document, or a temporary file of
+    zarrx's writes, anywhere below it (stopping at the first one found)."""
+    from zarrx.stores.keys import TEMP_PREFIX
+
+    for _, _, filenames in os.walk(root, followlinks=False):
+        if any(n in _METADATA_FILES or n.startswith(TEMP_PREFIX) for n in filenames):
+            return True
+    return False
+
+
 def _fsck(args: argparse.Namespace) -> int:
+    from zarrx.errors import ArgumentError
     from zarrx.storage import LocalStore
 
+    if not os.path.isdir(args.path):
+        what = "does not exist" if not os.path.exists(args.path) else "is not a directory"
+        raise ArgumentError(f"{args.path} {what}: fsck cleans a local directory store")
+    if not _is_store(args.path):
+        raise ArgumentError(
+            f"{args.path} is not a Zarr store: no zarr.json, .zarray, .zgroup or .zmetadata "
+            "(nor a zarrx temporary file) anywhere below it"
+        )
     removed = LocalStore(args.path).clean_leftovers()
     for path in removed:
         print(f"removed {path}")
@@ -325,10 +354,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("zarrx: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `zarrx spec PATH | head`: stop quietly
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except (OSError, ImportError, MemoryError) as e:  # the machine, not zarrx: one line
+        print(f"zarrx: error: {_describe(e)}", file=sys.stderr)
+        return 2
+
+
+def _describe(error: BaseException) -> str:
+    """An error of the environment (a file, a permission, a package, memory) in a line."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f": {error.filename!r}" if error.filename else ""
+        return f"{error.strerror}{where}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 if __name__ == "__main__":

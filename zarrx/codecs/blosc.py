@@ -47,6 +47,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from zarrx import imports
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
@@ -67,15 +68,12 @@ def _load() -> ModuleType:
     """numcodecs.blosc, configured for calls from many threads at once."""
     global _lib
     if _lib is None:
-        from zarrx.codecs.numcodecs_compat import import_numcodecs
-
-        blosc = import_numcodecs("numcodecs.blosc")
-
+        lib = imports.import_module("numcodecs.blosc")
         # The *_ctx calls: one internal thread, no global context, no lock. A process-wide
         # flag, set once (zarr-python sets it on import); numcodecs also takes this path
         # on its own in any thread but the main one.
-        blosc.use_threads = False
-        _lib = blosc
+        lib.use_threads = False
+        _lib = lib
     return _lib
 
 

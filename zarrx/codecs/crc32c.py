@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
+from zarrx import imports
 from zarrx.abc.codec import Buffer, BytesBytesCodec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import ChecksumError, CodecError, MetadataError
@@ -38,9 +39,9 @@ def _crc32c() -> Callable[[Any], int]:
     global _checksum
     if _checksum is None:
         try:
-            from crc32c import crc32c as checksum
+            checksum = imports.import_module("crc32c").crc32c
         except ImportError:
-            from google_crc32c import value
+            value = imports.import_module("google_crc32c").value
 
             def checksum(view: Any) -> int:
                 # google_crc32c's C function takes bytes objects only (one copy).

@@ -9,6 +9,11 @@
 - Known incompatibilities: numcodecs decoders do not take an output bound, so the size is
   checked after decoding; prefer zarrx's own ``blosc``, ``zstd`` and ``gzip`` (used
   automatically for those ids).
+- Refused: ``pickle`` (v3 ``numcodecs.pickle``), whose decoding unpickles stored bytes and
+  so runs whatever code the data's writer chose; an :class:`~zarrx.errors.UnsafeCodecError`
+  says so, at open and again at decode, unless the process opted in with
+  ``zarrx.config.set(allow_pickle=True)``. numcodecs' other object codecs (``json2``,
+  ``msgpack2``, ``vlen-*``) only parse their input.
 
 >>> NumcodecsBytesCodec.from_id("zlib", {"level": 1}).to_dict()
 {'name': 'numcodecs.zlib', 'configuration': {'level': 1}}
@@ -16,44 +21,42 @@
 
 from __future__ import annotations
 
-import importlib
-import threading
+import pickle
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from zarrx import imports
 from zarrx.abc.codec import ArrayArrayCodec, Buffer, BytesBytesCodec, ChunkSpec
-from zarrx.errors import CodecError, MetadataError, UnknownCodecError
+from zarrx.config import get as setting
+from zarrx.errors import CodecError, MetadataError, UnknownCodecError, UnsafeCodecError
 
 #: numcodecs ids that transform arrays (the rest are treated as bytes→bytes).
 ARRAY_FILTERS = frozenset({
     "delta", "fixedscaleoffset", "quantize", "astype", "packbits", "bitround", "categorize",
 })
 
+#: numcodecs ids whose decoding unpickles stored bytes.
+UNPICKLING = frozenset({"pickle"})
 
-_IMPORT_LOCK = threading.Lock()
-_IMPORTED: dict[str, ModuleType] = {}
 
-
-def import_numcodecs(module: str = "numcodecs") -> ModuleType:
-    """``numcodecs`` (or one of its modules), imported once under a lock: codecs load it
-    on first use, often from several chunk threads at once, and concurrent first imports
-    of numcodecs' modules can fail in CPython's import deadlock avoidance."""
-    loaded = _IMPORTED.get(module)  # complete: a partly initialised one is never here
-    if loaded is None:
-        with _IMPORT_LOCK:
-            loaded = _IMPORTED[module] = importlib.import_module(module)
-    return loaded
+def check_unpickling(name: str) -> None:
+    """Refuse a codec that unpickles, unless the process opted in."""
+    if not setting("allow_pickle"):
+        raise UnsafeCodecError(
+            f"codec {name!r} unpickles stored bytes, and unpickling runs whatever code the "
+            "writer of the data chose, so it is refused. Only if you trust this data as much "
+            "as your own code: zarrx.config.set(allow_pickle=True)"
+        )
 
 
 def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
     """The numcodecs codec object for ``codec_id`` and ``config``."""
-    numcodecs = import_numcodecs()
-
+    numcodecs = imports.import_module("numcodecs")
     try:
-        return numcodecs.get_codec({"id": codec_id, **config})
+        with imports.lock:  # numcodecs' registry loads entry points on a miss, without a lock
+            return numcodecs.get_codec({"id": codec_id, **config})
     except (ValueError, KeyError) as e:
         if str(e).startswith("codec not available"):
             raise UnknownCodecError(
@@ -76,8 +79,20 @@ class _Numcodecs:
     def __init__(self, codec_id: str, config: Mapping[str, Any]) -> None:
         self.codec_id = codec_id
         self.config = {k: v for k, v in dict(config).items() if k != "id"}
-        self.codec = get_numcodecs(codec_id, self.config)
         self.name = f"numcodecs.{codec_id}"  # type: ignore[misc]
+        self.unpickles = codec_id in UNPICKLING
+        if self.unpickles:
+            check_unpickling(self.name)
+        self.codec = get_numcodecs(codec_id, self.config)
+
+    def _decode(self, data: Any) -> Any:
+        """numcodecs' decode; for an unpickling codec (opted into, and checked again now:
+        the setting may have changed since the array was opened), the unpickling itself,
+        as numcodecs' own may refuse by a switch of its own."""
+        if self.unpickles:
+            check_unpickling(self.name)
+            return pickle.loads(data)
+        return self.codec.decode(data)
 
     @classmethod
     def from_id(cls, codec_id: str, config: Mapping[str, Any]) -> Self:
@@ -111,7 +126,9 @@ class NumcodecsBytesCodec(_Numcodecs, BytesBytesCodec):
 
     def decode(self, data: Buffer, max_size: int | None) -> Buffer:
         try:
-            out = self.codec.decode(data)
+            out = self._decode(data)
+        except UnsafeCodecError:
+            raise
         except Exception as e:  # numcodecs raises many types for corrupt input
             raise CodecError(f"{self.name}: corrupt or truncated data: {e}") from None
         n = memoryview(out).nbytes
@@ -165,7 +182,9 @@ class NumcodecsArrayCodec(_Numcodecs, ArrayArrayCodec):
 
     def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         try:
-            out = self.codec.decode(np.ascontiguousarray(chunk))
+            out = self._decode(np.ascontiguousarray(chunk))
+        except UnsafeCodecError:
+            raise
         except Exception as e:
             raise CodecError(f"{self.name}: corrupt data: {e}") from None
         arr = np.frombuffer(out, dtype=np.uint8) if not isinstance(out, np.ndarray) else out

@@ -21,6 +21,7 @@ from zarrx import registry
 from zarrx._core.assemble import copy_strided
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
 from zarrx.codecs.scratch import scratch
+from zarrx.config import get as setting
 from zarrx.engine.elements import swap_unit
 from zarrx.errors import CodecError, MetadataError
 
@@ -69,8 +70,15 @@ def coerce_codec(value: Any, *, where: str) -> Codec:
 
 
 #: Parsed pipelines by their canonical JSON (see :meth:`CodecPipeline.from_json`), with the
-#: registry generation their names were resolved in.
-_SHARED: dict[str, tuple[int, CodecPipeline]] = {}
+#: :func:`resolution_state` they were parsed in.
+_SHARED: dict[str, tuple[Any, CodecPipeline]] = {}
+
+
+def resolution_state() -> tuple[int, bool]:
+    """What parsing a codec list depends on besides the list: the registry's bindings and
+    whether unpickling codecs are allowed. A cache of parsed metadata is valid while this
+    stays the same (read it before parsing: a change during the parse is then not missed)."""
+    return registry.generation(), setting("allow_pickle")
 
 
 @dataclass(frozen=True)
@@ -235,15 +243,15 @@ class CodecPipeline:
             key = json.dumps(value, sort_keys=True)
         except (TypeError, ValueError):
             key = None
-        generation = registry.generation()  # before resolving: a change during it counts
+        state = resolution_state()
         found = _SHARED.get(key) if key is not None else None
-        if found is not None and found[0] == generation:
+        if found is not None and found[0] == state:
             return found[1]
         shared = cls([codec_from_json(v, where=where) for v in value], where=where)
         if key is not None:
             if len(_SHARED) >= 256:
                 _SHARED.clear()
-            _SHARED[key] = (generation, shared)
+            _SHARED[key] = (state, shared)
         return shared
 
     def to_json(self) -> list[dict[str, Any]]:

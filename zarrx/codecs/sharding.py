@@ -150,16 +150,18 @@ class ShardingCodec(ArrayBytesCodec):
             self.validate(spec)
             index_spec = self._index_spec(spec)
             index = self.index_codecs.prepare(index_spec)
-            sample = np.full(index_spec.shape, EMPTY, dtype="uint64")
-            size = len(memoryview(index.encode(sample)).cast("B"))
-            bound = index.array_bytes.max_encoded_size(index.bytes_spec)
-            for codec, _ in index.bytes_bytes:
-                bound = None if bound is None else codec.max_encoded_size(bound)
-            if bound != size:
+            # A fixed-size chain encodes exactly to its bound: checked on the index of one
+            # inner chunk, never by encoding an index as large as the metadata may ask for.
+            one = self.index_codecs.prepare(
+                ChunkSpec((1,) * (len(index_spec.shape) - 1) + (2,), index_spec.dtype, EMPTY))
+            sample = np.full(one.spec.shape, EMPTY, dtype="uint64")
+            if _bound(one) != len(memoryview(one.encode(sample)).cast("B")):
                 raise MetadataError(
                     "codec 'sharding_indexed': index_codecs must encode to a fixed size "
                     f"(such as bytes + crc32c), got {self.index_codecs}"
                 )
+            size = _bound(index)
+            assert size is not None  # the chain's bound is exact: it has one
             found = _Layout(
                 spec=spec,
                 inner=self.codecs.prepare(self._inner_spec(spec)),
@@ -290,9 +292,15 @@ class ShardingCodec(ArrayBytesCodec):
 
     def max_encoded_size(self, spec: ChunkSpec) -> int | None:
         layout = self.layout(spec)
-        inner = layout.inner.array_bytes.max_encoded_size(layout.inner.bytes_spec)
-        for codec, _ in layout.inner.bytes_bytes:
-            inner = None if inner is None else codec.max_encoded_size(inner)
+        inner = _bound(layout.inner)
         if inner is None:
             return None
         return inner * math.prod(layout.chunks_per_shard) + layout.index_nbytes
+
+
+def _bound(chain: PreparedChain) -> int | None:
+    """The most bytes ``chain`` encodes a chunk of its spec to (``None``: no bound)."""
+    bound = chain.array_bytes.max_encoded_size(chain.bytes_spec)
+    for codec, _ in chain.bytes_bytes:
+        bound = None if bound is None else codec.max_encoded_size(bound)
+    return bound

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from zarrx import imports
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.errors import CodecError, MetadataError
 
@@ -40,9 +41,7 @@ class _Vlen(ArrayBytesCodec):
         return {"name": self.name, "configuration": {}}
 
     def _codec(self) -> Any:
-        from zarrx.codecs.numcodecs_compat import import_numcodecs
-
-        return getattr(import_numcodecs(), self.numcodecs_name)()
+        return getattr(imports.import_module("numcodecs"), self.numcodecs_name)()
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         return self._codec().encode(np.ascontiguousarray(chunk).astype(object).reshape(-1))

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from zarrx import imports
 from zarrx.abc.codec import Buffer, BytesBytesCodec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
@@ -55,9 +56,7 @@ _numcodecs_zstd: ModuleType | None = None
 def _lib() -> ModuleType:
     global _numcodecs_zstd
     if _numcodecs_zstd is None:
-        from zarrx.codecs.numcodecs_compat import import_numcodecs
-
-        _numcodecs_zstd = import_numcodecs("numcodecs.zstd")
+        _numcodecs_zstd = imports.import_module("numcodecs.zstd")
     return _numcodecs_zstd
 
 

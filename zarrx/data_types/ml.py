@@ -11,7 +11,7 @@
 - Draft URI: none (the 2020 draft has no such types).
 - In memory: ml_dtypes' NumPy dtypes, an optional extra (``pip install 'zarrx[ml]'``), imported
   on first use of one of these names; without it, such an array raises
-  :class:`~zarrx.errors.MissingDependencyError`, which names the extra.
+  :class:`~zarrx.errors.MissingDataTypeError`, which names the extra.
 - Stored one element per byte by the ``bytes`` codec (bfloat16: two bytes, in its
   ``endian``); a sub-byte type holds its value in the low bits of its byte (ml_dtypes'
   layout, which tensorstore stores as it is). The ``packbits`` codec packs them to k bits.
@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zarrx.data_types.core import float_fill_to_json, float_json_grammar
-from zarrx.errors import FillValueError, MetadataError, MissingDependencyError, UnknownDataTypeError
+from zarrx.errors import FillValueError, MetadataError, MissingDataTypeError, UnknownDataTypeError
 
 FLOATS = (
     "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz",
@@ -67,7 +67,7 @@ def numpy_dtype(name: str) -> np.dtype:
     try:
         import ml_dtypes
     except ImportError:
-        raise MissingDependencyError(
+        raise MissingDataTypeError(
             f"data type {name!r} needs the optional package ml_dtypes: {INSTALL}"
         ) from None
     return np.dtype(getattr(ml_dtypes, name))

@@ -29,8 +29,8 @@ def _get_pool(size: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _lock:
         if _pool is None or _pool_size != size:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
+            # The old pool is not shut down: another thread may have just taken it and be
+            # about to submit (its idle workers exit once it is no longer referenced).
             _pool = ThreadPoolExecutor(size, thread_name_prefix="zarrx", initializer=_mark)
             _pool_size = size
         return _pool

@@ -302,6 +302,25 @@ def prepare_store(store: Store, path: str, meta: Any) -> tuple[Any, dict[str, by
     return meta, pending
 
 
+def erase_unreadable(store: Store, path: str) -> None:
+    """Remove a node whose metadata does not parse (to replace it, as ``overwrite=True``
+    and mode ``w`` do in zarr-python): every key a node at ``path`` may have in any format.
+    The draft's keys are found through its entry point, when that parses."""
+    store.erase_prefix(node_prefix(path))  # v3 and v2: documents and chunks
+    if not path:
+        return  # the root: the whole store, the draft's entry point and keys included
+    try:
+        entry = v3_draft.entry_point_from(store.get(v3_draft.ENTRY_POINT_KEY), required=False)
+    except MetadataError:
+        entry = None
+    if entry is not None:
+        draft = v3_draft.DraftLayout(entry)
+        store.erase(draft.array_key(path))
+        store.erase(draft.group_key(path))
+        store.erase_prefix(draft.meta_prefix(path))
+        store.erase_prefix(draft.data_prefix(path))
+
+
 def erase_tree(store: Store, path: str, meta: Any = None) -> None:
     """Remove the node at ``path`` and everything below it, in the node's own format
     (``meta``: the node, if known). Only keys of that node are touched: a path where no

@@ -17,6 +17,8 @@ from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.errors import InvalidKeyError, MetadataError
 
 MAX_INT64 = 2**63 - 1
+#: The most dimensions a NumPy array may have (NPY_MAXDIMS: 64 since NumPy 2, 32 before).
+MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
 
 class ArrayMetadata(Protocol):
@@ -44,14 +46,23 @@ class GroupMetadata(Protocol):
 
 
 def parse_shape(value: Any, *, where: str, field: str = "shape") -> tuple[int, ...]:
-    """A list of non-negative integers whose product fits in int64."""
+    """A list of non-negative integers, each of which fits in int64 (as zarr-python and
+    NumPy's indexing need); their product, the number of elements, may not (an array of
+    shape [2**62, 2**62] is valid and, sparsely written, usable)."""
     if not isinstance(value, list | tuple) or not all(
         isinstance(s, int) and not isinstance(s, bool) for s in value
     ):
         raise MetadataError(f"{where}: {field} must be a list of integers, got {value!r}")
     if any(s < 0 for s in value):
         raise MetadataError(f"{where}: {field} must not be negative, got {list(value)}")
-    check_product(value, where=where, field=field)
+    if len(value) > MAX_RANK:
+        raise MetadataError(
+            f"{where}: {field} has {len(value)} dimensions; NumPy arrays have at most {MAX_RANK}"
+        )
+    if any(s > MAX_INT64 for s in value):
+        raise MetadataError(
+            f"{where}: {field} {list(value)} has a dimension longer than 2**63-1"
+        )
     return tuple(value)
 
 

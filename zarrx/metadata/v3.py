@@ -15,7 +15,7 @@ import numpy as np
 
 from zarrx import registry
 from zarrx.abc.codec import ChunkSpec
-from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.codecs.pipeline import CodecPipeline, resolution_state
 from zarrx.data_types.struct import resolve
 from zarrx.errors import MetadataError, UnknownExtensionError
 from zarrx.extensions import extensions_to_json, parse_extensions
@@ -270,9 +270,9 @@ def node_from_json(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3
 
 
 #: Arrays parsed from stored documents, by the document without its attributes, with the
-#: registry generation they were resolved in. A hierarchy of many arrays of one layout
-#: (the tiles, variables or scales of a dataset) resolves that layout once.
-_PARSED: dict[str, tuple[int, ArrayMetadataV3]] = {}
+#: resolution state (registry bindings, settings) they were parsed in. A hierarchy of many
+#: arrays of one layout (the tiles, variables or scales of a dataset) resolves it once.
+_PARSED: dict[str, tuple[Any, ArrayMetadataV3]] = {}
 
 
 def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3:
@@ -281,12 +281,12 @@ def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetada
     if not isinstance(doc, dict) or doc.get("node_type") != "array":
         return node_from_json(doc, where=where)
     key = repr({k: v for k, v in doc.items() if k != "attributes"})
-    generation = registry.generation()  # before parsing: a change during it is not missed
+    state = resolution_state()
     found = _PARSED.get(key)
-    if found is not None and found[0] == generation:
+    if found is not None and found[0] == state:
         return replace(found[1], attributes=parse_attributes(doc.get("attributes"), where=where))
     meta = ArrayMetadataV3.from_json(doc, where=where)
     if len(_PARSED) >= 256:
         _PARSED.clear()
-    _PARSED[key] = (generation, meta)
+    _PARSED[key] = (state, meta)
     return meta

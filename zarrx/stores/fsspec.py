@@ -31,8 +31,9 @@ import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from zarrx import imports
 from zarrx.abc.store import ByteRange, Store
-from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.errors import InvalidKeyError, MissingDependencyError, StoreError
 from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
 
 #: Protocols whose data cannot be written or listed.
@@ -40,6 +41,25 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
 #: Protocols whose listings fsspec would otherwise cache for the life of the filesystem.
 _NO_LISTINGS_CACHE = frozenset({"s3", "s3a", "gs", "gcs"})
 _S3_BULK_DELETE = 1000  # the most keys one DeleteObjects request may name
+#: The package fsspec needs for a protocol, and zarrx's pip extra that installs it.
+_BACKENDS = {"s3": ("s3fs", "s3"), "s3a": ("s3fs", "s3"), "gs": ("gcsfs", "gcs"),
+             "gcs": ("gcsfs", "gcs"), "http": ("aiohttp", "http"), "https": ("aiohttp", "http")}
+
+
+def _filesystem_class(url: str, scheme: str) -> None:
+    """Import fsspec and its implementation of ``scheme`` (once, under zarrx's import
+    lock), or say which pip extra installs what is missing."""
+    package, extra = _BACKENDS.get(scheme, (f"fsspec's implementation of {scheme!r}", "fsspec"))
+    try:
+        with imports.lock:
+            fsspec = imports.import_module("fsspec")
+            fsspec.get_filesystem_class(scheme)
+    except ImportError as error:
+        missing = "fsspec" if getattr(error, "name", None) == "fsspec" else package
+        raise MissingDependencyError(
+            f"opening {url!r} needs {missing}, which is not installed: "
+            f"pip install 'zarrx[{extra}]' ({error})"
+        ) from None
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:
@@ -107,15 +127,14 @@ class FsspecStore(Store):
         ``storage_options`` go to the fsspec filesystem (credentials, ``endpoint_url``,
         ``anon`` ...); ``max_concurrency`` among them is taken by the store.
         """
-        try:
-            from fsspec.core import url_to_fs
-        except ImportError as error:  # pragma: no cover - fsspec is a test dependency
-            raise ImportError(f"opening {url!r} needs fsspec: pip install fsspec") from error
+        scheme = url.partition("://")[0].lower()
+        _filesystem_class(url, scheme)
+        from fsspec.core import url_to_fs
+
         options = copy.deepcopy(dict(storage_options or {}))  # botocore edits nested dicts
         max_concurrency = options.pop("max_concurrency", 64)
         if options.get("asynchronous"):
             raise TypeError("storage_options: asynchronous=True is not supported")
-        scheme = url.partition("://")[0].lower()
         if scheme in _NO_LISTINGS_CACHE:
             options.setdefault("use_listings_cache", False)
         fs, path = url_to_fs(url, **options)

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from zarrx.abc.store import ByteRange, Store
-from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
+from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError, StoreNotFoundError
 from zarrx.stores.keys import (
     TEMP_PREFIX,
     is_valid_key,
@@ -114,6 +114,11 @@ class _Archive:
             zip_file = zipfile.ZipFile(self.path, "r")
         except zipfile.BadZipFile as error:
             raise StoreError(f"{self.path!r} is not a valid zip archive: {error}") from error
+        except OSError as error:  # missing, a directory, not readable ...
+            found = not isinstance(error, FileNotFoundError)
+            raise (StoreError if found else StoreNotFoundError)(
+                f"cannot open the zip archive {self.path!r}: {error.strerror or error}"
+            ) from None
         self.base = _Source(self.path, zip_file)
         self.comment = zip_file.comment
         for info in zip_file.infolist():  # the last of duplicate names wins, as in zipfile

@@ -256,10 +256,10 @@ def _parse_grid(value: Any, ndim: int, *, where: str) -> tuple[tuple[int, ...], 
         )
     shape = value.get("chunk_shape")
     if not isinstance(shape, list) or not all(
-        isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in shape
+        isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in shape
     ):
         raise MetadataError(
-            f"{where}: chunk_grid chunk_shape must be a list of non-negative integers, "
+            f"{where}: chunk_grid chunk_shape must be a list of positive integers, "
             f"got {shape!r}"
         )
     if len(shape) != ndim:

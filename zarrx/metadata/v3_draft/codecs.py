@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrx import registry
-from zarrx.errors import MetadataError, UnknownCodecError
+from zarrx.errors import MetadataError, UnknownCodecError, UnsafeCodecError
 from zarrx.metadata.v3_draft.entry_point import _CODEC_URI, CODEC_URI_PREFIX
 
 # -- codecs ----------------------------------------------------------------------------------
@@ -35,6 +35,8 @@ def compressor_from_json(value: Any, *, where: str) -> Any:
 
         try:
             return numcodecs_codec(match.group(1), dict(config))
+        except UnsafeCodecError:
+            raise
         except MetadataError as e:
             raise UnknownCodecError(f"codec {uri!r}: {e}") from None
     except MetadataError as e:

@@ -114,7 +114,9 @@ class EntryPoint:
                 f"{where}: core protocol version {match.group(1)}.{match.group(2)} is not "
                 "supported; zarrx reads version 3 of the draft"
             )
-        encoding = doc.get("metadata_encoding", CORE_URI)
+        if "metadata_encoding" not in doc:  # required by the seed: no default
+            raise MetadataError(f"{where}: the entry point has no metadata_encoding")
+        encoding = doc["metadata_encoding"]
         if encoding not in _JSON_ENCODINGS:
             raise UnknownExtensionError(
                 f"{where}: metadata_encoding {encoding!r} is not supported; zarrx reads the "
