@@ -17,8 +17,8 @@ from zarrx.api import (
     open_consolidated,
     open_group,
 )
-from zarrx.array import Array
-from zarrx.group import Group
+from zarrx.arrays import Array
+from zarrx.groups import Group
 from zarrx.integrations.dask import store_dask, to_dask
 
 __version__ = "0.1.0"

@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 from zarrx.abc.store import Store
-from zarrx.array import Array
+from zarrx.arrays import Array
 from zarrx.creation import array_metadata
 from zarrx.errors import ArgumentError, NodeExistsError, NodeNotFoundError, NodeTypeError
-from zarrx.group import Group, node_for
+from zarrx.groups import Group, node_for
 from zarrx.metadata import consolidated
 from zarrx.metadata.io import (
     LAYOUTS,

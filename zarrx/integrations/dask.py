@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.array import Array
+from zarrx.arrays import Array
 
 
 class ArrayHandle:

@@ -35,8 +35,8 @@ from xarray.core import indexing
 from xarray.core.variable import Variable
 
 from zarrx.abc.store import Store
-from zarrx.array import Array
-from zarrx.group import Group
+from zarrx.arrays import Array
+from zarrx.groups import Group
 from zarrx.integrations.dask import ArrayHandle
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from zarrx.array import Array
+from zarrx.arrays import Array
 from zarrx.errors import InvalidKeyError, NodeNotFoundError
 from zarrx.metadata.consolidated import subtree
 from zarrx.metadata.io import child_paths, join_path, read_node, read_nodes
