@@ -313,7 +313,7 @@ def convert(
     """Copy the hierarchy (or array) at ``src`` into ``dst`` as ``zarr_format``
     (2, 3 or ``"3-draft"``). See the module docstring for the guarantees."""
     import zarrx
-    from zarrx.cli.progress import Progress
+    from zarrx.progress import Progress
     from zarrx.stores.url import make_store
     from zarrx.zom.mapping import node_spec
     from zarrx.zom.model import GroupSpec
@@ -454,7 +454,7 @@ def convert(
 def _jobs(
     source_arrays: dict[str, Any], dest_arrays: dict[str, Any], state: State
 ) -> list[ArrayJob]:
-    from zarrx.cli.inspect import grid_shape, initialised
+    from zarrx.info import grid_shape, initialised
 
     jobs = []
     for rel in sorted(source_arrays):
@@ -485,7 +485,7 @@ def _verify(
     stream: TextIO, report: Report,
 ) -> None:
     import zarrx
-    from zarrx.cli.progress import Progress
+    from zarrx.progress import Progress
     from zarrx.zom.compare import diff
     from zarrx.zom.storage import from_zarr
 

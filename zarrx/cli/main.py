@@ -83,7 +83,7 @@ def _open(path: str):
 
 def _info(args: argparse.Namespace) -> int:
     import zarrx
-    from zarrx.cli.inspect import array_summary, group_summary, render
+    from zarrx.info import array_summary, group_summary, render
 
     node = _open(args.path)
     summary = array_summary(node) if isinstance(node, zarrx.Array) else group_summary(node)

@@ -1,4 +1,5 @@
-"""What ``zarrx info`` reports: which chunks are stored, their size, and a summary.
+"""What is stored for an array or group (``zarrx info``, ``a.info_complete()``): which chunks
+are initialised, their size, and a readable summary.
 
 A chunk is *initialised* when its key exists in the store. The keys under an array's
 data prefix are listed once (``list_prefix``) and matched against the chunk grid's keys;
