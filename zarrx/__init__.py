@@ -37,6 +37,7 @@ from zarrx.convenience import (
     zeros,
     zeros_like,
 )
+from zarrx.copying import copy, copy_all, copy_store
 from zarrx.groups import Group
 from zarrx.hierarchy import create_array
 from zarrx.integrations.dask import store_dask, to_dask
@@ -50,6 +51,9 @@ __all__ = [
     "array",
     "config",
     "consolidate_metadata",
+    "copy",
+    "copy_all",
+    "copy_store",
     "create",
     "create_array",
     "create_group",

@@ -126,3 +126,11 @@ class VerificationError(ZarrxError, ValueError):
 
 
 __all__ += ["ArgumentError", "VerificationError"]
+
+
+class CopyError(ZarrxError, RuntimeError):
+    """``zarrx.copy`` / ``copy_all`` / ``copy_store`` met a node or key already in the
+    destination (with ``if_exists="raise"``), as zarr-python 2's ``CopyError``."""
+
+
+__all__ += ["CopyError"]
