@@ -246,8 +246,10 @@ def save_array(
     unless ``mode="w"`` or ``overwrite=True``); keywords as :func:`zarrx.create`."""
     data = np.asanyarray(arr)
     chunks = getattr(arr, "chunks", None)
+    if isinstance(chunks, tuple):  # an array-like's own chunks, unless chunks= is given
+        kwargs.setdefault("chunks", chunks)
     z = create(
-        shape=data.shape, dtype=data.dtype, chunks=chunks if isinstance(chunks, tuple) else None,
+        shape=data.shape, dtype=data.dtype,
         store=open_store(store, kwargs.get("mode") or "a", storage_options), path=path,
         zarr_format=zarr_format, **kwargs,
     )

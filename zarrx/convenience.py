@@ -148,7 +148,7 @@ def like_keywords(a: Any, *, with_fill: bool = False) -> dict[str, Any]:
 
         kw = keywords(a.metadata, a.zarr_format, where=f"array {a.name!r}")
         for key in ("attributes", "dimension_names", "chunk_key_encoding", "fill_value"):
-            kw.pop(key)
+            kw.pop(key, None)
         out.update(kw, zarr_format=a.zarr_format)
         if with_fill:
             out["fill_value"] = a.fill_value
@@ -171,8 +171,6 @@ def _like(a: Any, kwargs: Mapping[str, Any], with_fill: bool = False) -> dict[st
     if any(k in kwargs for k in ("compressor", "codecs")):  # the caller's codecs win
         for key in ("filters", "serializer", "compressors", "shards"):
             like.pop(key, None)
-    if "shape" in kwargs:  # another shape: the source's sharding may not fit it
-        like.pop("shards", None)
     return {**like, **kwargs}
 
 
@@ -246,7 +244,7 @@ def from_array(
 
         source = keywords(data.metadata, fmt, where=f"array {data.name!r}")
         for key in ("shape", "dtype"):
-            source.pop(key)
+            source.pop(key, None)
         kw.update(source)
         for key, value in given.items():
             if not (isinstance(value, str) and value == "keep"):
