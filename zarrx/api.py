@@ -299,7 +299,10 @@ class LazyLoader(Mapping[str, Any]):
         if name not in self._cache:
             if name not in self._names:
                 raise NodeNotFoundError(f"{self._group.name!r} has no array {name!r}")
-            self._cache[name] = self._group[name][...]
+            array = self._group[name]
+            if not isinstance(array, Array):  # replaced by a group since the listing
+                raise NodeTypeError(f"{array.name!r} is no longer an array")
+            self._cache[name] = array[...]
         return self._cache[name]
 
     def __iter__(self) -> Iterator[str]:

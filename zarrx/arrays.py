@@ -326,7 +326,7 @@ class Array(Node):
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
-    def _cast(self, selected: Selected | ParsedIndex, value: Any) -> np.ndarray:
+    def _cast(self, selected: Any, value: Any) -> np.ndarray:
         """``value`` as NumPy's ``__setitem__`` casts and broadcasts it for the selection
         (errors before any write)."""
         self._check_writable("write to")
@@ -389,7 +389,7 @@ class Array(Node):
                     for a in range(self.ndim)
                 )
                 self[margin] = self.fill_value
-        doomed = []  # chunks past the new grid, by the first axis they are past it on
+        doomed: list[str] = []  # chunks past the new grid, by the first axis they are past it on
         for axis in range(self.ndim):  # (never a walk over every chunk of a huge grid)
             ranges = [range(min(n, o)) if a < axis else range(n, o) if a == axis else range(o)
                       for a, (n, o) in enumerate(zip(new_grid, old_grid))]

@@ -178,7 +178,7 @@ class _Plan:
                 return
         self.log(f"copy {source.name}")
         self.steps.append(_Step(source, path, None,
-                                existing.metadata if in_the_way else None,
+                                existing.metadata if isinstance(existing, Array) else None,
                                 exists=isinstance(existing, Group)))
         self.copied += 1
         below = existing if isinstance(existing, Group) else None

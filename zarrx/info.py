@@ -160,7 +160,7 @@ def group_summary(group: Any, *, stored: bool = True) -> dict[str, Any]:
     members = group.members(max_depth=None)
     arrays = [node for _, node in members if isinstance(node, zarrx.Array)]
     summaries = [array_summary(a) for a in arrays]
-    stored = sum(s["stored_bytes"] for s in summaries)
+    total_stored = sum(s["stored_bytes"] for s in summaries)
     fixed = [s for s in summaries if s["data_bytes"] is not None]
     decoded = sum(s["data_bytes"] for s in fixed) if fixed else None
     fixed_stored = sum(s["stored_bytes"] for s in fixed)
@@ -173,7 +173,7 @@ def group_summary(group: Any, *, stored: bool = True) -> dict[str, Any]:
         "groups": len(members) - len(arrays),
         "chunks_initialised": sum(s["chunks_initialised"] for s in summaries),
         "chunks_total": sum(s["chunks_total"] for s in summaries),
-        "stored_bytes": stored,
+        "stored_bytes": total_stored,
         "data_bytes": decoded,
         "compression_ratio": (
             None if not fixed_stored or decoded is None else round(decoded / fixed_stored, 3)

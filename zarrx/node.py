@@ -94,8 +94,8 @@ class Node:
     def __eq__(self, other: object) -> bool:
         return (
             type(self) is type(other)
-            and self._store == other._store  # type: ignore[attr-defined]
-            and self._path == other._path  # type: ignore[attr-defined]
+            and self._store == other._store
+            and self._path == other._path
         )
 
     def __hash__(self) -> int:

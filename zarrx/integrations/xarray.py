@@ -230,7 +230,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                 return ext == ".zarr" or location.startswith(("zip://", "lmdb://"))
         return False
 
-    def open_dataset(  # type: ignore[override]
+    def open_dataset(
         self,
         filename_or_obj: Any,
         *,

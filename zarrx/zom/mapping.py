@@ -217,7 +217,7 @@ def recipe(meta: Any) -> Recipe:
             vlen = next(f for f in meta.filters if f.name in v2.VLEN_IDS)
             dtype: Any = _variable_kind(vlen)
             serializer: Any = vlen
-            aa: list[Any] = []
+            aa = []
         else:
             dtype, serializer = v2.native(stored), _bytes_codec(_endian_of(stored))
             aa = list(meta.filters)

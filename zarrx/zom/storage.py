@@ -100,6 +100,7 @@ def to_zarr(
     for rel, node, meta, kw in plan:
         full = "/".join(p for p in (root, rel) if p)
         first = rel == ""
+        made: Any
         if kw is None:
             made = zarrx.create_group(
                 s, full, attributes=thaw(node.attributes), zarr_format=fmt,
