@@ -26,7 +26,8 @@ def test_create_and_open_array(tmp_path):
     assert doc["dimension_names"] == ["y", "x"]
     assert (root / "c" / "1" / "3").is_file()
 
-    b = zarrx.open(str(root))
+    assert not zarrx.open(str(root)).read_only  # mode "a" by default, as zarr-python
+    b = zarrx.open(str(root), mode="r")
     assert isinstance(b, zarrx.Array)
     assert b.read_only
     assert b.attrs["units"] == "m"

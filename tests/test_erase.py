@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.api import erase_node
 from zarrx.errors import FormatMismatchError, NodeExistsError, NodeNotFoundError
+from zarrx.metadata.nodes import erase_node
 from zarrx.storage import MemoryStore
 from zarrx.testing.stores import CountingStore
 

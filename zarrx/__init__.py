@@ -10,15 +10,36 @@
 from zarrx import config, errors, storage
 from zarrx.api import (
     consolidate_metadata,
-    create_array,
     create_group,
+    group,
+    load,
     open,
     open_array,
     open_consolidated,
     open_group,
+    open_like,
+    save,
+    save_array,
+    save_group,
+    tree,
 )
-from zarrx.array import Array
-from zarrx.group import Group
+from zarrx.arrays import Array
+from zarrx.convenience import (
+    array,
+    create,
+    empty,
+    empty_like,
+    from_array,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from zarrx.copying import copy, copy_all, copy_store
+from zarrx.groups import Group
+from zarrx.hierarchy import create_array
 from zarrx.integrations.dask import store_dask, to_dask
 
 __version__ = "0.1.0"
@@ -27,18 +48,39 @@ __all__ = [
     "Array",
     "Group",
     "__version__",
+    "array",
     "config",
     "consolidate_metadata",
+    "copy",
+    "copy_all",
+    "copy_store",
+    "create",
     "create_array",
     "create_group",
+    "empty",
+    "empty_like",
     "errors",
+    "from_array",
+    "full",
+    "full_like",
+    "group",
+    "load",
+    "ones",
+    "ones_like",
     "open",
     "open_array",
     "open_consolidated",
     "open_group",
+    "open_like",
+    "save",
+    "save_array",
+    "save_group",
     "storage",
     "store_dask",
     "to_dask",
+    "tree",
+    "zeros",
+    "zeros_like",
 ]
 
 

@@ -1,191 +1,44 @@
-"""The functions users start from: open, open_array, open_group, create_array, create_group.
+"""The functions users start from: open, open_array, open_group, open_like, group,
+create_group (and create_array, from :mod:`zarrx.hierarchy`), save and load.
 
-They mirror zarr-python 3 (names, keywords and modes ``r``, ``r+``, ``a``, ``w``, ``w-``)
-so that switching is a change of import.
+They mirror zarr-python 3 (names, keywords, defaults and modes ``r``, ``r+``, ``a``,
+``w``, ``w-``) so that switching is a change of import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from zarrx.abc.store import Store
-from zarrx.array import Array
-from zarrx.creation import array_metadata
-from zarrx.errors import (
-    ArgumentError,
-    FormatMismatchError,
-    MetadataError,
-    NodeExistsError,
-    NodeNotFoundError,
-    NodeTypeError,
-)
-from zarrx.group import Group, node_for
-from zarrx.metadata import consolidated, v3_draft
+from zarrx.arrays import Array
+from zarrx.convenience import UNSUPPORTED, create, like_keywords, zarr_format_of
+from zarrx.errors import ArgumentError, NodeNotFoundError, NodeTypeError
+from zarrx.groups import Group, node_for
+from zarrx.hierarchy import create_array
+from zarrx.metadata import consolidated
 from zarrx.metadata.io import (
-    LAYOUTS,
-    check_format,
-    creates_parent_groups,
-    erase_tree,
-    erase_unreadable,
     find_node,
-    find_nodes,
     list_members,
     normalize_path,
-    prepare_store,
     read_node,
     read_node_consolidated,
     write_node,
 )
 from zarrx.metadata.json import dump_json
 from zarrx.metadata.model import Unreadable
-from zarrx.stores.url import make_store
+from zarrx.metadata.nodes import open_store, write_group
 
-MODES = ("r", "r+", "a", "w", "w-")
 StoreLike = Any
 
-
-def _store(store: StoreLike, mode: str, storage_options: Mapping[str, Any] | None) -> Store:
-    if mode not in MODES:
-        raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
-    return make_store(store, mode=mode, storage_options=dict(storage_options or {}) or None)
-
-
-def erase_node(store: Store, path: str, meta: Any = None) -> None:
-    """Remove the node at ``path`` and everything below it (validated keys only)."""
-    erase_tree(store, path, meta)
-
-
-def _check_format(store: Store, where: str, found: Any, zarr_format: Any) -> None:
-    """Refuse a node of ``zarr_format`` inside a hierarchy of another format (it would be
-    invisible there, and its documents could overwrite the hierarchy's)."""
-    if found is not None and found.zarr_format != zarr_format:
-        raise FormatMismatchError(
-            f"cannot create a zarr_format={zarr_format!r} node at {where!r} in {store!r}: "
-            f"the {found.node_type} at {where!r} is zarr_format={found.zarr_format!r}, and a "
-            "hierarchy holds nodes of one format"
-        )
-
-
-def _prepare_path(
-    store: Store, path: str, overwrite: bool, zarr_format: Any, group: bool = False
-) -> None:
-    """Make room for a new node at ``path``: check or clear it (one whose metadata does not
-    parse too, when overwriting), and create parent groups. Everything is checked before
-    anything is erased or written."""
-    unreadable = False
-    try:
-        existing = find_node(store, path)
-    except MetadataError:
-        if not overwrite:
-            raise
-        existing, unreadable = None, True
-    if group and not overwrite and getattr(existing, "implicit", False):
-        existing = None  # an implicit group (draft) becomes explicit; its members stay
-    if existing is not None and not overwrite:
-        raise NodeExistsError(
-            f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
-            "pass overwrite=True (or mode='w') to replace it"
-        )
-    parts = path.split("/") if path else []
-    parents = ["/".join(parts[:i]) for i in range(len(parts))]
-    found = dict(zip(parents, find_nodes(store, parents)))
-    for parent, meta in found.items():
-        if meta is not None and meta.node_type == "array":
-            raise NodeTypeError(f"cannot create {path!r}: {parent or '/'!r} is an array")
-        _check_format(store, parent or "/", meta, zarr_format)
-    if zarr_format != v3_draft.FORMAT and not (overwrite and not path):
-        entry = v3_draft.entry_point_from(store.get(v3_draft.ENTRY_POINT_KEY), required=False)
-        if entry is not None:
-            raise FormatMismatchError(
-                f"cannot create a zarr_format={zarr_format!r} node at {path or '/'!r} in "
-                f"{store!r}: the store holds a Zarr v3.0 draft hierarchy (its zarr.json is the "
-                "draft's entry point), and a hierarchy holds nodes of one format"
-            )
-    if unreadable:
-        erase_unreadable(store, path)
-    if existing is not None:
-        erase_node(store, path, existing)
-    if creates_parent_groups(zarr_format):
-        for parent, meta in found.items():
-            if meta is None:
-                write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
-
-
-def create_node(store: Store, path: str, meta: Any, *, overwrite: bool = False) -> Any:
-    """Write a new node of parsed metadata ``meta`` at ``path`` (what ``create_array`` and
-    ``create_group`` do once they have built it): every check first — the keys the store
-    can hold, an existing node, the parents, the hierarchy's format — then the writes.
-    Returns the metadata written (a draft node adopts the store's entry point)."""
-    meta, pending = prepare_store(store, path, meta)
-    _prepare_path(store, path, overwrite, meta.zarr_format, group=meta.node_type == "group")
-    for key, value in pending.items():  # a new draft hierarchy's entry point
-        store.set(key, value)
-    write_node(store, path, meta)
-    return meta
-
-
-def create_array(
-    store: StoreLike,
-    name: str | None = None,
-    *,
-    shape: Any,
-    dtype: Any = "float64",
-    chunks: Any = None,
-    shards: Any = None,
-    compressors: Any = "auto",
-    filters: Any = None,
-    serializer: Any = "auto",
-    fill_value: Any = None,
-    order: str = "C",
-    attributes: Mapping[str, Any] | None = None,
-    dimension_names: Any = None,
-    chunk_key_encoding: Any = None,
-    extensions: Any = None,
-    zarr_format: Any = 3,
-    overwrite: bool = False,
-    storage_options: Mapping[str, Any] | None = None,
-) -> Array:
-    """Create an array (and missing parent groups) and return it, open for writing."""
-    check_format(zarr_format)
-    s = _store(store, "w" if overwrite else "a", storage_options)
-    path = normalize_path(name)
-    meta = array_metadata(
-        zarr_format=zarr_format,
-        shape=shape,
-        dtype=dtype,
-        chunks=chunks,
-        shards=shards,
-        compressors=compressors,
-        filters=filters,
-        serializer=serializer,
-        fill_value=fill_value,
-        order=order,
-        attributes=attributes,
-        dimension_names=dimension_names,
-        chunk_key_encoding=chunk_key_encoding,
-        extensions=extensions,
-        where=f"array {'/' + path!r}",
-    )
-    return Array(s, path, create_node(s, path, meta, overwrite=overwrite))
-
-
-def create_group(
-    store: StoreLike,
-    path: str | None = None,
-    *,
-    attributes: Mapping[str, Any] | None = None,
-    zarr_format: Any = 3,
-    overwrite: bool = False,
-    storage_options: Mapping[str, Any] | None = None,
-) -> Group:
-    """Create a group (and missing parents) and return it."""
-    check_format(zarr_format)
-    s = _store(store, "w" if overwrite else "a", storage_options)
-    p = normalize_path(path)
-    meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
-    return Group(s, p, create_node(s, p, meta, overwrite=overwrite), read_only=False)
+__all__ = [
+    "consolidate_metadata", "create_array", "create_group", "group", "load", "open",
+    "open_array", "open_consolidated", "open_group", "open_like", "save", "save_array",
+    "save_group", "tree",
+]
 
 
 def _existing(
@@ -198,15 +51,22 @@ def _existing(
             store, path, zarr_format=zarr_format, use_consolidated=use_consolidated
         )
     except NodeNotFoundError:
-        if mode != "a":
+        if mode != "a" or use_consolidated:  # missing consolidated metadata is an error
             raise
         return None, None
+
+
+def _mode(store: Any, mode: str | None) -> str:
+    """zarr-python's default mode: ``"r"`` for a read-only Store object, else ``"a"``."""
+    if mode is not None:
+        return mode
+    return "r" if isinstance(store, Store) and store.read_only else "a"
 
 
 def open(
     store: StoreLike = None,
     *,
-    mode: str = "r",
+    mode: str | None = None,
     path: str | None = None,
     zarr_format: Any = None,
     storage_options: Mapping[str, Any] | None = None,
@@ -216,7 +76,9 @@ def open(
     """Open the array or group at ``path``. With ``shape=`` in a writing mode, create an
     array when none exists (as zarr-python does); otherwise a missing node becomes a group
     in modes ``a``, ``w`` and ``w-``. Consolidated metadata is used when present unless
-    ``use_consolidated=False``."""
+    ``use_consolidated=False``. The default mode is ``"a"`` (``"r"`` for a read-only
+    Store), as in zarr-python."""
+    mode = _mode(store, mode)
     if "shape" in kwargs:
         return open_array(
             store,
@@ -226,7 +88,7 @@ def open(
             storage_options=storage_options,
             **kwargs,
         )
-    s = _store(store, mode, storage_options)
+    s = open_store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
         meta, entries = _existing(s, p, mode, zarr_format, use_consolidated)
@@ -238,14 +100,15 @@ def open(
 def open_array(
     store: StoreLike = None,
     *,
-    mode: str = "r",
+    mode: str = "a",
     path: str | None = None,
     zarr_format: Any = None,
     storage_options: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array:
-    """Open an existing array, or create one (modes ``a`` with ``shape=``, ``w``, ``w-``)."""
-    s = _store(store, mode, storage_options)
+    """Open an existing array, or create one (modes ``a`` with ``shape=``, ``w``, ``w-``;
+    the keywords are those of :func:`zarrx.create`)."""
+    s = open_store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
         meta = (
@@ -257,21 +120,31 @@ def open_array(
             if meta.node_type != "array":
                 raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
             return Array(s, p, meta, read_only=mode == "r")
-    return create_array(s, name=p, zarr_format=zarr_format or 3, overwrite=mode == "w", **kwargs)
+    if "shape" not in kwargs:
+        raise ArgumentError(f"creating an array at {p or '/'!r} (mode {mode!r}) needs shape=")
+    return create(store=s, path=p, zarr_format=zarr_format or 3, overwrite=mode == "w", **kwargs)
+
+
+def open_like(a: Any, path: str, **kwargs: Any) -> Array:
+    """Open (or create) the array at ``path`` with the shape, dtype, chunks — and for a
+    zarrx Array the format, codecs and fill value — of ``a``."""
+    return open_array(path=path, **{**like_keywords(a, with_fill=True), **kwargs})
 
 
 def open_group(
     store: StoreLike = None,
     *,
-    mode: str = "r",
+    mode: str = "a",
     path: str | None = None,
     attributes: Mapping[str, Any] | None = None,
     zarr_format: Any = None,
     storage_options: Mapping[str, Any] | None = None,
     use_consolidated: bool | None = None,
+    **kwargs: Any,
 ) -> Group:
     """Open an existing group, or create one (modes ``a``, ``w``, ``w-``)."""
-    s = _store(store, mode, storage_options)
+    zarr_format = _legacy(kwargs, zarr_format)
+    s = open_store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
         meta, entries = _existing(s, p, mode, zarr_format, use_consolidated)
@@ -281,6 +154,54 @@ def open_group(
             return Group(s, p, meta, read_only=mode == "r", consolidated=entries)
     return create_group(
         s, path=p, attributes=attributes, zarr_format=zarr_format or 3, overwrite=mode == "w"
+    )
+
+
+def _legacy(kwargs: dict[str, Any], zarr_format: Any) -> Any:
+    """zarr-python's group keywords of no effect here: ``cache_attrs`` is ignored,
+    ``zarr_version`` is ``zarr_format``; the others must be ``None``."""
+    kwargs.pop("cache_attrs", None)
+    zarr_format = zarr_format_of(zarr_format, kwargs.pop("zarr_version", None))
+    for name in ("synchronizer", "chunk_store", "meta_array"):
+        if kwargs.pop(name, None) is not None:
+            raise ArgumentError(f"{name} is not supported by zarrx: {UNSUPPORTED[name]}")
+    if kwargs:
+        raise ArgumentError(f"unexpected keywords for a group: {sorted(kwargs)}")
+    return zarr_format
+
+
+def create_group(
+    store: StoreLike,
+    path: str | None = None,
+    *,
+    attributes: Mapping[str, Any] | None = None,
+    zarr_format: Any = 3,
+    overwrite: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Group:
+    """Create a group (and missing parents) and return it."""
+    s = open_store(store, "w" if overwrite else "a", storage_options)
+    p = normalize_path(path)
+    fmt = 3 if zarr_format is None else zarr_format
+    meta = write_group(s, p, attributes=attributes, zarr_format=fmt, overwrite=overwrite)
+    return Group(s, p, meta, read_only=False)
+
+
+def group(
+    store: StoreLike = None,
+    *,
+    overwrite: bool = False,
+    path: str | None = None,
+    zarr_format: Any = None,
+    attributes: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> Group:
+    """Open or create a group (zarr-python's ``group``: mode ``"w"`` with ``overwrite``,
+    else ``"a"``; ``store=None`` is a new MemoryStore)."""
+    return open_group(
+        store, mode="w" if overwrite else "a", path=path, zarr_format=zarr_format,
+        attributes=attributes, storage_options=storage_options, **kwargs,
     )
 
 
@@ -295,15 +216,15 @@ def consolidate_metadata(
     """Gather the metadata of every node below the group at ``path`` into the group's own
     documents (``.zmetadata`` for v2, inline ``consolidated_metadata`` for v3), so opening
     the hierarchy later costs one read. Returns the group, opened consolidated."""
-    s = _store(store, "r+", storage_options)
+    s = open_store(store, "r+", storage_options)
     p = normalize_path(path)
     group = open_group(s, mode="r+", path=p, use_consolidated=False)
     entries = dict(list_members(s, p, group.metadata, max_depth=None))
-    for rel, meta in entries.items():
-        if isinstance(meta, Unreadable):  # consolidating would hide it from every reader
-            raise type(meta.error)(
+    for rel, found in entries.items():
+        if isinstance(found, Unreadable):  # consolidating would hide it from every reader
+            raise type(found.error)(
                 f"cannot consolidate the metadata of {p or '/'!r}: member {rel!r} cannot be "
-                f"opened: {meta.error}"
+                f"opened: {found.error}"
             )
     meta = group.metadata
     if meta.zarr_format == 2:
@@ -317,3 +238,103 @@ def consolidate_metadata(
     else:
         raise ArgumentError(f"zarr_format {meta.zarr_format!r} has no consolidated metadata")
     return open_group(s, mode="r", path=p)
+
+
+# -- save and load (NumPy's save / savez / load, zarr-python's names) --------------------------
+
+def save_array(
+    store: StoreLike,
+    arr: Any,
+    *,
+    zarr_format: Any = None,
+    path: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Write one NumPy array as a Zarr array (mode ``"a"``: an existing node is an error
+    unless ``mode="w"`` or ``overwrite=True``); keywords as :func:`zarrx.create`."""
+    data = np.asanyarray(arr)
+    chunks = getattr(arr, "chunks", None)
+    if isinstance(chunks, tuple):  # an array-like's own chunks, unless chunks= is given
+        kwargs.setdefault("chunks", chunks)
+    z = create(
+        shape=data.shape, dtype=data.dtype,
+        store=open_store(store, kwargs.get("mode") or "a", storage_options), path=path,
+        zarr_format=zarr_format, **kwargs,
+    )
+    z[...] = data
+
+
+def save_group(
+    store: StoreLike,
+    *args: Any,
+    zarr_format: Any = None,
+    path: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Write several NumPy arrays into a new group (replacing the node at ``path``):
+    positional ones as ``arr_0``, ``arr_1`` …, keyword ones by their names."""
+    if not args and not kwargs:
+        raise ArgumentError("save_group needs at least one array")
+    arrays = {f"arr_{i}": a for i, a in enumerate(args)} | kwargs
+    s = open_store(store, "w", storage_options)
+    g = create_group(s, path, zarr_format=zarr_format, overwrite=True)
+    for name, arr in arrays.items():
+        save_array(s, arr, zarr_format=g.zarr_format, path=f"{g.path}/{name}")
+
+
+def save(
+    store: StoreLike, *args: Any, zarr_format: Any = None, path: str | None = None,
+    **kwargs: Any,
+) -> None:
+    """:func:`save_array` for one positional array, else :func:`save_group`."""
+    if len(args) == 1 and not kwargs:
+        save_array(store, args[0], zarr_format=zarr_format, path=path)
+    else:
+        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+
+
+class LazyLoader(Mapping[str, Any]):
+    """What :func:`load` returns for a group: its arrays by name, each read (whole) on
+    first access and then kept."""
+
+    def __init__(self, group: Group) -> None:
+        self._group = group
+        self._names = sorted(group.array_keys())
+        self._cache: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._cache:
+            if name not in self._names:
+                raise NodeNotFoundError(f"{self._group.name!r} has no array {name!r}")
+            array = self._group[name]
+            if not isinstance(array, Array):  # replaced by a group since the listing
+                raise NodeTypeError(f"{array.name!r} is no longer an array")
+            self._cache[name] = array[...]
+        return self._cache[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"<LazyLoader: {', '.join(self._names)}>"
+
+
+def load(
+    store: StoreLike, path: str | None = None, zarr_format: Any = None,
+    zarr_version: Any = None,
+) -> Any:
+    """An array's data as a NumPy array, or a group's arrays as a lazy mapping."""
+    node = open(store, mode="r", path=path, zarr_format=zarr_format_of(zarr_format, zarr_version))
+    if isinstance(node, Array):
+        return node[...]
+    return LazyLoader(node)
+
+
+def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> Any:
+    """``grp.tree(expand, level)`` (zarr-python's function form)."""
+    return grp.tree(expand=expand, level=level)

@@ -42,7 +42,7 @@ class Attributes(MutableMapping[str, Any]):
         del attrs[key]
         self._node._replace_attributes(attrs)
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Apply several changes with one metadata write."""
         attrs = dict(self._current())
         attrs.update(dict(other) if isinstance(other, Mapping) else other, **kwargs)

@@ -267,7 +267,7 @@ def array_metadata_v3(
     if chunk_key_encoding is None:
         chunk_key_encoding = {"name": "default", "configuration": {"separator": "/"}}
     if isinstance(chunk_key_encoding, Mapping):
-        name = chunk_key_encoding.get("name")
+        name = str(chunk_key_encoding.get("name"))
         encoding = registry.chunk_key_encodings.get(name).from_config(
             chunk_key_encoding.get("configuration", {})
         )

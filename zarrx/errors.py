@@ -163,3 +163,11 @@ __all__ += [
     "ArgumentError", "FormatMismatchError", "MissingDataTypeError", "MissingDependencyError",
     "SkippedNodeWarning", "StoreNotFoundError", "VerificationError", "ZarrxWarning",
 ]
+
+
+class CopyError(ZarrxError, RuntimeError):
+    """``zarrx.copy`` / ``copy_all`` / ``copy_store`` met a node or key already in the
+    destination (with ``if_exists="raise"``), as zarr-python 2's ``CopyError``."""
+
+
+__all__ += ["CopyError"]

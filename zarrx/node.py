@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Self
 
 from zarrx.abc.store import Store
 from zarrx.attributes import Attributes
 from zarrx.errors import ReadOnlyError
 from zarrx.metadata.io import write_attributes, write_node
+
+
+@dataclass(frozen=True)
+class StorePath:
+    """A store and a path in it; ``str()`` is ``"<store>/<path>"``."""
+
+    store: Store
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.store!r}/{self.path}" if self.path else repr(self.store)
 
 
 class Node:
@@ -34,6 +47,11 @@ class Node:
         return "/" + self._path
 
     @property
+    def store_path(self) -> StorePath:
+        """The store and the node's path in it (zarr-python's ``StorePath``)."""
+        return StorePath(self._store, self._path)
+
+    @property
     def basename(self) -> str:
         return self._path.rsplit("/", 1)[-1]
 
@@ -53,6 +71,12 @@ class Node:
     def attrs(self) -> Attributes:
         return Attributes(self)
 
+    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Self:
+        """Merge ``new_attributes`` into the attributes (one metadata write); returns the
+        node."""
+        self.attrs.update(new_attributes)
+        return self
+
     def _check_writable(self, what: str) -> None:
         if self._read_only:
             raise ReadOnlyError(f"cannot {what} {self.name!r}: it was opened read-only")
@@ -70,8 +94,8 @@ class Node:
     def __eq__(self, other: object) -> bool:
         return (
             type(self) is type(other)
-            and self._store == other._store  # type: ignore[attr-defined]
-            and self._path == other._path  # type: ignore[attr-defined]
+            and self._store == other._store
+            and self._path == other._path
         )
 
     def __hash__(self) -> int:

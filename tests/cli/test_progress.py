@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from zarrx.cli.progress import Progress, format_duration
+from zarrx.progress import Progress, format_duration
 
 
 class Terminal(io.StringIO):

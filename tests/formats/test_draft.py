@@ -641,7 +641,7 @@ def test_creating_writes_no_group_documents() -> None:
     with pytest.raises(NodeTypeError):
         zarrx.open_group(store, path="a/b/c")
     with pytest.raises(NodeNotFoundError):
-        zarrx.open(store, path="a/x")
+        zarrx.open(store, path="a/x", mode="r")
     with pytest.raises(NodeTypeError, match="is an array"):
         zarrx.create_array(store, name="a/b/c/d", shape=(1,), dtype="u1", zarr_format=DRAFT)
 
@@ -794,7 +794,7 @@ def test_erasing_the_last_child_removes_an_implicit_parent() -> None:
     del zarrx.open_group(store, path="p", mode="r+")["only"]
     assert store.list() == ["zarr.json"]
     with pytest.raises(NodeNotFoundError):
-        zarrx.open(store, path="p")
+        zarrx.open(store, path="p", mode="r")
 
 
 def test_overwrite_erases_the_old_node() -> None:
@@ -959,7 +959,7 @@ def test_api_formats() -> None:
     with pytest.raises(MetadataError, match="zarr_format must be 3"):
         zarrx.open(store, zarr_format=3)
     with pytest.raises(NodeNotFoundError):
-        zarrx.open(store, path="x/y", zarr_format=2)
+        zarrx.open(store, path="x/y", zarr_format=2, mode="r")
     assert "x" in g
     assert sorted(g.group_keys()) == ["x"]
     v3 = MemoryStore()
@@ -996,5 +996,5 @@ def test_info_and_tree() -> None:
     store = MemoryStore()
     zarrx.create_array(store, name="p/a", shape=(2, 3), dtype="<f8", zarr_format=DRAFT)
     root = zarrx.open_group(store)
-    assert root.tree() == "/\n└── p\n    └── a (2, 3) float64"
-    assert root["p/a"].info.as_dict()["Zarr format"] == DRAFT
+    assert root.tree() == "/\n└── p\n    └── a (2, 3) float64\n"
+    assert root["p/a"].info.as_dict()["zarr_format"] == DRAFT

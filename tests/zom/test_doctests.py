@@ -7,7 +7,7 @@ import pytest
 
 MODULES = [
     "zarrx.zom", "zarrx.zom.model", "zarrx.zom.frozen", "zarrx.zom.schema",
-    "zarrx.zom.compare", "zarrx.cli.progress", "zarrx.cli.convert",
+    "zarrx.zom.compare", "zarrx.progress", "zarrx.cli.convert",
 ]
 
 

@@ -94,7 +94,7 @@ class Codec(ABC):
         """Raise :class:`zarrx.errors.MetadataError` if this codec cannot encode ``spec``."""
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.to_dict())))

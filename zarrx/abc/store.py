@@ -8,6 +8,7 @@ writes) or :class:`TypeError`.
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -86,11 +87,11 @@ class Store(ABC):
         """Every key in the store."""
 
     @abstractmethod
-    def list_prefix(self, prefix: str) -> list[str]:
+    def list_prefix(self, prefix: str) -> builtins.list[str]:
         """Every key that starts with ``prefix``."""
 
     @abstractmethod
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """``(keys, prefixes)`` directly below ``prefix`` (seed 000 ``list_dir``).
 
         ``prefix`` is ``""`` or ends in ``/``. Returned keys and prefixes are full keys;

@@ -8,7 +8,7 @@
    each shard) is read as its region of the array and written to the same region of the
    destination, by a thread pool (``--threads``, default ``zarrx.config`` "threads").
    Regions follow the chunk grid, which the mapping keeps, so each write covers whole
-   destination chunks and no two tasks touch the same one.
+   destination chunks and no two tasks touch the same one (:func:`zarrx.transfer.run`).
 4. ``--verify`` re-reads every chunk region of both sides and compares them bit for bit,
    and compares the destination's ZOM with the mapped one.
 5. A source opened from consolidated metadata gets a consolidated destination (v2, v3).
@@ -28,8 +28,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -43,6 +42,7 @@ from zarrx.errors import (
     ZarrxError,
 )
 from zarrx.metadata import v3_draft
+from zarrx.transfer import run
 
 STATE_KEY = ".zarrx-convert.json"
 STATE_FORMAT = "zarrx-convert"
@@ -199,53 +199,6 @@ def _verify_region(job: ArrayJob, coords: tuple[int, ...]) -> tuple[bool, int]:
     return _same(expected, job.dest[region]), int(np.asarray(expected).nbytes)
 
 
-# -- running many chunk tasks -------------------------------------------------------------------
-
-def _run(
-    tasks: Iterator[tuple[ArrayJob, tuple[int, ...]]],
-    fn: Any,
-    threads: int,
-    on_done: Any,
-) -> None:
-    """``fn(job, coords)`` for every task on ``threads`` threads (at most ``4 * threads``
-    in flight); ``on_done(job, coords, result)`` in this thread as each one finishes.
-    On an error or an interrupt, no new task starts, running ones finish (and are
-    reported), and the error is raised."""
-    window = max(1, 4 * threads)
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="zarrx-convert")
-    pending: dict[Future[Any], tuple[ArrayJob, tuple[int, ...]]] = {}
-    error: BaseException | None = None
-    try:
-        for task in tasks:
-            while len(pending) >= window:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    job, coords = pending.pop(f)
-                    on_done(job, coords, f.result())
-            pending[pool.submit(fn, *task)] = task
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for f in finished:
-                job, coords = pending.pop(f)
-                on_done(job, coords, f.result())
-    except BaseException as e:
-        error = e
-        raise
-    finally:
-        if error is not None:
-            for f in pending:
-                f.cancel()
-            for f, (job, coords) in list(pending.items()):
-                if f.cancelled():
-                    continue
-                try:
-                    result = f.result()
-                except BaseException:  # the first error is the one reported
-                    continue
-                on_done(job, coords, result)
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 # -- the command -----------------------------------------------------------------------------------
 
 @dataclass
@@ -313,7 +266,7 @@ def convert(
     """Copy the hierarchy (or array) at ``src`` into ``dst`` as ``zarr_format``
     (2, 3 or ``"3-draft"``). See the module docstring for the guarantees."""
     import zarrx
-    from zarrx.cli.progress import Progress
+    from zarrx.progress import Progress
     from zarrx.stores.url import make_store
     from zarrx.zom.mapping import node_spec
     from zarrx.zom.model import GroupSpec
@@ -427,7 +380,7 @@ def convert(
         total, label="copying", done=state.chunks_done, stream=stream, enabled=progress
     ) as bar:
         try:
-            _run(tasks, _copy_region, threads, copied)
+            run(tasks, _copy_region, threads, copied)
         except BaseException:
             state.save(store)
             bar.close()
@@ -454,7 +407,7 @@ def convert(
 def _jobs(
     source_arrays: dict[str, Any], dest_arrays: dict[str, Any], state: State
 ) -> list[ArrayJob]:
-    from zarrx.cli.inspect import grid_shape, initialised
+    from zarrx.info import grid_shape, initialised
 
     jobs = []
     for rel in sorted(source_arrays):
@@ -485,7 +438,7 @@ def _verify(
     stream: TextIO, report: Report,
 ) -> None:
     import zarrx
-    from zarrx.cli.progress import Progress
+    from zarrx.progress import Progress
     from zarrx.zom.compare import diff
     from zarrx.zom.storage import from_zarr
 
@@ -507,7 +460,7 @@ def _verify(
     with zarrx.config.set(threads=threads), Progress(
         total, label="verifying", stream=stream, enabled=progress
     ) as bar:
-        _run(tasks, _verify_region, threads, checked)
+        run(tasks, _verify_region, threads, checked)
     if bad or problems:
         for job, coords in bad:  # copy them again on --resume
             state.done.get(job.path, set()).discard(job.number(coords))

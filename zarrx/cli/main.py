@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -54,8 +55,8 @@ def _demo(args: argparse.Namespace) -> int:
     t_write = time.perf_counter() - t0
     labels[...] = (data[0] > 0).astype("uint8")
 
-    reopened = zarrx.open(str(root), mode="r")
-    vol = reopened["volume"]
+    reopened = zarrx.open_group(str(root), mode="r")
+    vol = cast(zarrx.Array, reopened["volume"])
     t0 = time.perf_counter()
     back = np.asarray(vol)
     t_read = time.perf_counter() - t0
@@ -64,7 +65,8 @@ def _demo(args: argparse.Namespace) -> int:
     t_strided = time.perf_counter() - t0
 
     ok = np.array_equal(back, data) and np.array_equal(strided, data[::2])
-    ok = ok and np.array_equal(reopened["labels/mask"][:], (data[0] > 0).astype("uint8"))
+    mask = cast(zarrx.Array, reopened["labels/mask"])
+    ok = ok and np.array_equal(mask[:], (data[0] > 0).astype("uint8"))
     stored = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
     mb = data.nbytes / 1e6
     print(reopened.tree())
@@ -88,7 +90,7 @@ def _open(path: str):
 
 def _info(args: argparse.Namespace) -> int:
     import zarrx
-    from zarrx.cli.inspect import array_summary, group_summary, render
+    from zarrx.info import array_summary, group_summary, render
 
     node = _open(args.path)
     summary = array_summary(node) if isinstance(node, zarrx.Array) else group_summary(node)

@@ -99,7 +99,7 @@ class BloscCodec(BytesBytesCodec):
     cname: str = "zstd"
     clevel: int = 5
     #: ``"noshuffle"``, ``"shuffle"``, ``"bitshuffle"``, or ``None``: chosen by :meth:`evolve`.
-    shuffle: str | None = None
+    shuffle: str | int | None = None
     #: Item size in bytes for the shuffle, or ``None``: the dtype's, set by :meth:`evolve`.
     typesize: int | None = None
     #: Block size in bytes; 0 lets Blosc choose.

@@ -60,7 +60,7 @@ def as_byte_view(data: Buffer, codec: str) -> memoryview:
     try:
         return view.cast("B")
     except TypeError:  # formats memoryview cannot cast; numpy reads them as plain bytes
-        return memoryview(np.frombuffer(view, dtype=np.uint8))
+        return memoryview(np.frombuffer(view, dtype=np.uint8))  # type: ignore[arg-type]
 
 
 def _native_fields(dtype: np.dtype) -> bool:

@@ -95,13 +95,14 @@ def _plan(
                 coords[axis] = part[0][k]
                 inner[axis] = part[1][k]
                 where[axis] = b
-        out = groups = tuple(p[2] for p in combo)
+        out_groups = tuple(p[2] for p in combo)
+        out: Any = out_groups
         fancy = not all(isinstance(ix, slice) for ix in (*inner, *out))
         if fancy and not simple:  # broadcast every index over the buffer's dimensions
             inner = [_spread(_as_index(ix), where[axis], nbuf) for axis, ix in enumerate(inner)]
             out = np.ix_(*map(_as_index, out))
         yield ChunkProjection(
-            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy, groups
+            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy, out_groups
         )
 
 

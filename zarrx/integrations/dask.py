@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.array import Array
+from zarrx.arrays import Array
 
 
 class ArrayHandle:
@@ -180,4 +180,6 @@ def store_dask(
         source = source.rechunk(rechunked)
     if source.dtype != handle.dtype:
         source = source.astype(handle.dtype)
-    return da.store(source, handle, regions=where, lock=False, compute=compute, **kwargs)
+    # dask writes into any target with __setitem__ (its annotation says Collection)
+    return da.store(source, handle, regions=where, lock=False,  # type: ignore[arg-type]
+                    compute=compute, **kwargs)

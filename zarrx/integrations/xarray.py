@@ -35,8 +35,8 @@ from xarray.core import indexing
 from xarray.core.variable import Variable
 
 from zarrx.abc.store import Store
-from zarrx.array import Array
-from zarrx.group import Group
+from zarrx.arrays import Array
+from zarrx.groups import Group
 from zarrx.integrations.dask import ArrayHandle
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
@@ -230,7 +230,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                 return ext == ".zarr" or location.startswith(("zip://", "lmdb://"))
         return False
 
-    def open_dataset(  # type: ignore[override]
+    def open_dataset(
         self,
         filename_or_obj: Any,
         *,

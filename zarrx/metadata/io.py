@@ -247,6 +247,13 @@ def data_prefix(path: str, meta: Any) -> str:
     return layout_of(meta).data_prefix(path)
 
 
+def document_keys(path: str, meta: Any) -> list[str]:
+    """The keys that may hold the documents of the node ``meta`` at ``path``."""
+    if meta.zarr_format == v3_draft.FORMAT:
+        return v3_draft.DraftLayout(meta.entry_point).document_keys(path)
+    return layout_of(meta).document_keys(path)
+
+
 def _child_paths(store: Store, path: str) -> list[str]:
     """Paths of the prefixes directly below the node at ``path`` (v2, v3)."""
     _, prefixes = store.list_dir(node_prefix(path))

@@ -91,7 +91,7 @@ def native(dtype: np.dtype) -> np.dtype:
     return (
         dtype.newbyteorder("=")
         if dtype.fields is None
-        else np.dtype([(name, native(dtype.fields[name][0])) for name in dtype.names])
+        else np.dtype([(name, native(dtype.fields[name][0])) for name in dtype.names or ()])
     )
 
 

@@ -34,7 +34,7 @@ class Run(NamedTuple):
     axis: int
     start: int
     step: int
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as tuple.count
     dim: int | None
     backward: bool
 
@@ -47,7 +47,7 @@ class Points(NamedTuple):
     coords: tuple[np.ndarray, ...]
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]  # Run's field, as a property
         return len(self.coords[0])
 
 
@@ -100,7 +100,7 @@ class Layout:
 
     def result(self, buffer: np.ndarray) -> np.ndarray:
         """NumPy's result of the selection, from its buffer (a view where possible)."""
-        index: list[object] = []
+        index: list[Any] = []
         for g in self.groups:
             if isinstance(g, Points):
                 index.append(slice(None))

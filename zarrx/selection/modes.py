@@ -131,7 +131,7 @@ def coordinate_transform(shape: tuple[int, ...], selection: Any, node: str = "")
             )
         arrays.append(arr.astype(np.int64, copy=False))
     try:
-        arrays = np.broadcast_arrays(*arrays)
+        arrays = list(np.broadcast_arrays(*arrays))
     except ValueError:
         raise SelectionError(
             f"{where}index arrays could not be broadcast together: {[a.shape for a in arrays]}"

@@ -132,7 +132,7 @@ def parse_index(shape: tuple[int, ...], index: Any, node: str = "") -> ParsedInd
             f"{where}too many indices for array: array is {len(shape)}-dimensional, "
             f"but {consumed} were indexed"
         )
-    fill = [("slice", slice(None))] * (len(shape) - consumed)
+    fill: list[tuple[str, Any]] = [("slice", slice(None))] * (len(shape) - consumed)
     if n_ellipsis:
         at = next(i for i, (kind, _) in enumerate(parsed) if kind == "...")
         # An Ellipsis that stands for no axis still separates advanced indices.

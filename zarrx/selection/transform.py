@@ -43,7 +43,7 @@ class Indexed(NamedTuple):
     (ascending), of the sizes of those result dimensions, and holds in-bounds indices."""
 
     dims: tuple[int, ...]
-    index: np.ndarray
+    index: np.ndarray  # type: ignore[assignment]  # a field named as tuple.index
 
 
 AxisMap = Const | Strided | Indexed
@@ -73,7 +73,7 @@ class IndexTransform:
 
     def translate(self, offsets: Sequence[int]) -> IndexTransform:
         """The same selection of an array whose coordinates are shifted by ``offsets``."""
-        maps = []
+        maps: list[AxisMap] = []
         for m, o in zip(self.maps, offsets):
             if isinstance(m, Const):
                 maps.append(Const(m.value + o))

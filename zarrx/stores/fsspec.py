@@ -26,6 +26,7 @@ FsspecStore('https://example.org/data.zarr', read_only=True)
 from __future__ import annotations
 
 import asyncio
+import builtins
 import copy
 import inspect
 from collections.abc import Iterable, Sequence
@@ -340,13 +341,13 @@ class FsspecStore(Store):
     def list(self) -> list[str]:
         return self.list_prefix("")
 
-    def list_prefix(self, prefix: str) -> list[str]:
+    def list_prefix(self, prefix: str) -> builtins.list[str]:
         directory = self._directory(prefix)
         self._check_listable("list keys")
         head = len(self.path) + 1 if self.path else 0
         return sorted(p[head:] for p in self._run(self._find, directory))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         directory = self._directory(prefix)
         self._check_listable("list a directory")
         entries = self._run(self._ls, directory)
@@ -366,7 +367,7 @@ class FsspecStore(Store):
                 keys.add(prefix + child)
         return sorted(keys), sorted(prefixes)
 
-    async def _ls(self, directory: str) -> list[dict[str, Any]]:
+    async def _ls(self, directory: str) -> builtins.list[dict[str, Any]]:
         fs = self._async_fs
         fs.invalidate_cache(directory)
         try:

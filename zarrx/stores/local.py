@@ -16,6 +16,7 @@ Listings skip temporary files, names that are not valid keys, symlinked director
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import stat
@@ -384,10 +385,10 @@ class LocalStore(Store):
     def list(self) -> list[str]:
         return sorted(self._walk(self._root, ""))
 
-    def list_prefix(self, prefix: str) -> list[str]:
+    def list_prefix(self, prefix: str) -> builtins.list[str]:
         return sorted(self._walk(self._directory(prefix), prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         directory = self._directory(prefix)
         keys: list[str] = []
         prefixes: list[str] = []

@@ -7,6 +7,7 @@ process-wide registry until :func:`forget_named` drops them.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -132,11 +133,11 @@ class MemoryStore(Store):
     def list(self) -> list[str]:
         return sorted(self._keys())
 
-    def list_prefix(self, prefix: str) -> list[str]:
+    def list_prefix(self, prefix: str) -> builtins.list[str]:
         validate_prefix(prefix)
         return sorted(k for k in self._keys() if k.startswith(prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         validate_prefix(prefix)
         keys: set[str] = set()
         prefixes: set[str] = set()

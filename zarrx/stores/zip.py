@@ -29,6 +29,7 @@ garbage collected or at interpreter exit; close it (or use ``with``) to be sure.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import struct
@@ -226,7 +227,7 @@ class _Archive:
             info.external_attr = 0o644 << 16
             try:
                 staging.zip.writestr(info, data)
-                staging.zip.fp.flush()  # type: ignore[union-attr] - visible to pread
+                staging.zip.fp.flush()  # type: ignore[union-attr]  # visible to pread
             except OSError as error:
                 raise StoreError(f"cannot write {key!r} to {self.path!r}: {error}") from error
             self.entries[key] = _Entry(staging, staging.zip.NameToInfo[key])
@@ -416,11 +417,11 @@ class ZipStore(Store):
     def list(self) -> list[str]:
         return sorted(self._archive.names())
 
-    def list_prefix(self, prefix: str) -> list[str]:
+    def list_prefix(self, prefix: str) -> builtins.list[str]:
         validate_prefix(prefix)
         return sorted(k for k in self._archive.names() if k.startswith(prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         validate_prefix(prefix)
         keys: set[str] = set()
         prefixes: set[str] = set()

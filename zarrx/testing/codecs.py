@@ -435,8 +435,8 @@ class BytesBytesCodecTests(_SerialisedTests):
             if self.deterministic:
                 assert again == encoded
             assert _as_bytes(codec.decode(again, len(raw))) == raw
-        for source in (encoded, bytearray(encoded), memoryview(encoded)):
-            assert _as_bytes(codec.decode(source, len(raw))) == raw
+        for stored in (encoded, bytearray(encoded), memoryview(encoded)):
+            assert _as_bytes(codec.decode(stored, len(raw))) == raw
         assert _as_bytes(codec.decode(np.frombuffer(encoded, np.uint8), None)) == raw
         if raw:
             with pytest.raises(CodecError):

@@ -265,8 +265,8 @@ class StoreTests:
         store.set("bytes", b"\x00\x01")
         store.set("bytearray", bytearray(b"\x02\x03"))
         store.set("memoryview", memoryview(b"\x04\x05"))
-        store.set("array", array)
-        store.set("strided", array[:, ::2])
+        store.set("array", array)  # type: ignore[arg-type]  # any buffer is accepted
+        store.set("strided", array[:, ::2])  # type: ignore[arg-type]
         assert store.get("bytes") == b"\x00\x01"
         assert store.get("bytearray") == b"\x02\x03"
         assert store.get("memoryview") == b"\x04\x05"

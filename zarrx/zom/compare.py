@@ -162,7 +162,7 @@ def _compare_node(a: Any, b: Any, path: str, opts: _Options, out: list[Differenc
             child = f"{path}/{name}" if path else name
             ma, mb = a.members.get(name), b.members.get(name)
             if mb is None:
-                if not opts.allow_extra:
+                if not opts.allow_extra and ma is not None:
                     out.append(Difference(display_path(child), "node", ma.node_type, MISSING))
             elif ma is None:
                 out.append(Difference(display_path(child), "node", MISSING, mb.node_type))

@@ -230,7 +230,7 @@ def recipe(meta: Any) -> Recipe:
             vlen = next(f for f in meta.filters if f.name in v2.VLEN_IDS)
             dtype: Any = _variable_kind(vlen)
             serializer: Any = vlen
-            aa: list[Any] = []
+            aa = []
         else:
             dtype, serializer = v2.native(stored), _bytes_codec(_endian_of(stored))
             aa, bytes_filters = v2.split_filters(meta.filters, where="v2 array")

@@ -127,7 +127,8 @@ class _Spec(ABC):
         ``zarr_format="3-draft"`` writes a v3 spec as a 3.0 draft hierarchy."""
         from zarrx.zom.storage import to_zarr
 
-        return to_zarr(self, store, path, overwrite=overwrite, zarr_format=zarr_format)
+        return to_zarr(self, store, path, overwrite=overwrite,  # type: ignore[arg-type]
+                       zarr_format=zarr_format)
 
     def like(
         self, other: Any, *, ignore: Any = (), attributes: bool = True,

@@ -110,8 +110,8 @@ def to_zarr(
 ) -> Any:
     """Create the hierarchy ``spec`` describes; returns the created root node."""
     import zarrx
-    from zarrx.api import create_node
     from zarrx.metadata.io import normalize_path, write_node
+    from zarrx.metadata.nodes import create_node
     from zarrx.stores.url import make_store
 
     fmt = _target_format(spec, zarr_format)
@@ -125,6 +125,7 @@ def to_zarr(
             if not getattr(meta, "implicit", False):
                 create_node(s, full, meta, overwrite=overwrite and first)
             continue
+        made: Any
         if kw is None:
             made = zarrx.create_group(
                 s, full, attributes=thaw(node.attributes), zarr_format=fmt,

@@ -130,7 +130,7 @@ class EntryPoint:
             )
         extensions = check_extensions(doc.get("extensions", []), where=where)
         known = {"zarr_format", "metadata_encoding", "metadata_key_suffix", "extensions"}
-        return cls(fmt, encoding, suffix, extensions,
+        return cls(str(fmt), encoding, suffix, extensions,
                    {k: v for k, v in doc.items() if k not in known})
 
     def to_json(self) -> dict[str, Any]:

@@ -10,12 +10,14 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarrx.abc.store import Store
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.read import read_selection
 from zarrx.engine.write import write_selection
-from zarrx.errors import SelectionError, ShapeError
+from zarrx.errors import MetadataError, SelectionError, ShapeError
 from zarrx.extensions import index_domain
+from zarrx.info import Info, array_summary, initialised, stored_keys, stored_size
 from zarrx.lazy import LazyIndexer
 from zarrx.metadata.io import data_prefix
 from zarrx.node import Node
@@ -104,8 +106,10 @@ class Array(Node):
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """Number of chunks along each axis."""
-        return self._metadata.chunk_grid.grid_shape(self.shape)
+        """Number of chunks along each axis (inner chunks when sharded, as zarr-python)."""
+        if self._sharding() is None:
+            return self._metadata.chunk_grid.grid_shape(self.shape)
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks))
 
     @property
     def nchunks(self) -> int:
@@ -123,9 +127,86 @@ class Array(Node):
     def codecs(self) -> tuple[Any, ...]:
         return self._metadata.codecs.codecs
 
+    # -- codecs, as zarr-python names them ------------------------------------------------
+    def _inner_codecs(self) -> tuple[Any, ...]:
+        """The codecs applied to each chunk (inside the sharding codec when sharded)."""
+        sharding = self._sharding()
+        return tuple(sharding.codecs.codecs) if sharding else tuple(self.codecs)
+
+    def _array_array(self) -> tuple[Any, ...]:
+        return tuple(c for c in self._inner_codecs() if isinstance(c, ArrayArrayCodec))
+
+    def _f_transpose(self) -> bool:
+        """Whether the last array→array codec reverses the axes (``order="F"``)."""
+        aa = self._array_array()
+        return (
+            self.ndim > 1 and bool(aa) and aa[-1].name == "transpose"
+            and tuple(aa[-1].order) == tuple(range(self.ndim))[::-1]
+        )
+
     @property
-    def info(self) -> ArrayInfo:
-        return ArrayInfo(self)
+    def order(self) -> str:
+        """``"F"`` when chunks are stored in Fortran order (v2's ``order``; in v3 a
+        transpose codec reversing the axes, which zarrx adds for ``order="F"``)."""
+        if self.zarr_format == 2:
+            return str(self._metadata.order)
+        return "F" if self._f_transpose() else "C"
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """v2: the filters; v3: the array→array codecs (but the ``order="F"`` transpose)."""
+        if self.zarr_format == 2:
+            return tuple(self._metadata.filters)
+        aa = self._array_array()
+        return aa[:-1] if self._f_transpose() else aa
+
+    @property
+    def serializer(self) -> Any:
+        """The array→bytes codec (``None`` in v2, which has none)."""
+        if self.zarr_format == 2:
+            return None
+        return next(c for c in self._inner_codecs() if isinstance(c, ArrayBytesCodec))
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """v2: the compressor (or nothing); v3: the bytes→bytes codecs."""
+        if self.zarr_format == 2:
+            compressor = self._metadata.compressor
+            return () if compressor is None else (compressor,)
+        return tuple(c for c in self._inner_codecs() if isinstance(c, BytesBytesCodec))
+
+    @property
+    def compressor(self) -> Any:
+        """The one compressor of a v2 array (zarr-python's older name)."""
+        compressors = self.compressors
+        if len(compressors) > 1:
+            raise MetadataError(
+                f"{self.name}: the array has {len(compressors)} compressors; use .compressors"
+            )
+        return compressors[0] if compressors else None
+
+    # -- what is stored -----------------------------------------------------------------------
+    @property
+    def nchunks_initialized(self) -> int:
+        """Chunks stored (one listing of the array's keys); when sharded, the chunks of
+        the stored shards, as zarr-python counts them."""
+        per_unit = 1
+        if self.shards is not None:
+            per_unit = math.prod(s // c for s, c in zip(self.shards, self.chunks))
+        return len(initialised(self)) * per_unit
+
+    def nbytes_stored(self) -> int:
+        """Bytes the array occupies in its store: documents and chunks."""
+        return stored_size(self._store, stored_keys(self))
+
+    @property
+    def info(self) -> Info:
+        """A summary that needs no store access (shape, chunks, codecs …)."""
+        return Info(array_summary(self, stored=False))
+
+    def info_complete(self) -> Info:
+        """:attr:`info` plus what is stored: initialised chunks, bytes and ratio."""
+        return Info(array_summary(self))
 
     def __repr__(self) -> str:
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
@@ -148,23 +229,60 @@ class Array(Node):
         """NumPy's ``x[selection]``, for every index NumPy accepts."""
         return self._read(numpy_transform(self.shape, selection, self.name))
 
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+    def _select(self, selected: Selected, out: Any, fields: Any) -> Any:
+        """The read selection, then zarr-python's ``fields`` (of a structured dtype) and
+        ``out`` (a NumPy array of the selection's shape to read into)."""
+        result = self._read(selected)
+        if fields is not None:
+            if self.dtype.names is None:
+                raise SelectionError(f"{self.name}: fields={fields!r} needs a structured dtype")
+            result = result[fields]
+        if out is None:
+            return result
+        if not isinstance(out, np.ndarray) or out.shape != np.shape(result):
+            raise ShapeError(
+                f"{self.name}: out must be a NumPy array of shape {np.shape(result)}, "
+                f"got {getattr(out, 'shape', type(out).__name__)}"
+            )
+        out[...] = result
+        return out
+
+    def get_basic_selection(
+        self, selection: Any = Ellipsis, *, out: Any = None, fields: Any = None
+    ) -> Any:
         """Ints, slices, Ellipsis and None only (zarr-python's basic selection)."""
-        return self._read(numpy_transform(self.shape, self._basic(selection), self.name))
+        selected = numpy_transform(self.shape, self._basic(selection), self.name)
+        return self._select(selected, out, fields)
 
-    def get_orthogonal_selection(self, selection: Any) -> Any:
+    def get_orthogonal_selection(
+        self, selection: Any, *, out: Any = None, fields: Any = None
+    ) -> Any:
         """Outer-product selection: ints, slices, int arrays and boolean masks per axis."""
-        return self._read(orthogonal_transform(self.shape, selection, self.name))
+        return self._select(orthogonal_transform(self.shape, selection, self.name), out, fields)
 
-    def get_coordinate_selection(self, selection: Any) -> Any:
+    def get_coordinate_selection(
+        self, selection: Any, *, out: Any = None, fields: Any = None
+    ) -> Any:
         """Points: integer arrays broadcast together (or one boolean mask)."""
-        return self._read(coordinate_transform(self.shape, selection, self.name))
+        return self._select(coordinate_transform(self.shape, selection, self.name), out, fields)
 
-    get_mask_selection = get_coordinate_selection
+    def get_mask_selection(self, mask: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """The elements where a boolean ``mask`` of the array's shape is true."""
+        return self.get_coordinate_selection(self._mask(mask), out=out, fields=fields)
 
-    def get_block_selection(self, selection: Any) -> Any:
+    def get_block_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
         """Whole chunks, indexed in units of chunks (``a.blocks[1, :2]``)."""
-        return self._read(block_transform(self.shape, self.chunks, selection, self.name))
+        selected = block_transform(self.shape, self.chunks, selection, self.name)
+        return self._select(selected, out, fields)
+
+    def _mask(self, mask: Any) -> np.ndarray:
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != self.shape:
+            raise SelectionError(
+                f"{self.name}: a mask selection takes a boolean array of shape {self.shape}, "
+                f"got {mask.dtype} of shape {mask.shape}"
+            )
+        return mask
 
     def _basic(self, selection: Any) -> Any:
         items = selection if isinstance(selection, tuple) else (selection,)
@@ -208,7 +326,7 @@ class Array(Node):
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
-    def _cast(self, selected: Selected | ParsedIndex, value: Any) -> np.ndarray:
+    def _cast(self, selected: Any, value: Any) -> np.ndarray:
         """``value`` as NumPy's ``__setitem__`` casts and broadcasts it for the selection
         (errors before any write)."""
         self._check_writable("write to")
@@ -243,7 +361,9 @@ class Array(Node):
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         self._write(coordinate_transform(self.shape, selection, self.name), value)
 
-    set_mask_selection = set_coordinate_selection
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """Write ``value`` where a boolean ``mask`` of the array's shape is true."""
+        self.set_coordinate_selection(self._mask(mask), value)
 
     # -- shape changes --------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
@@ -269,7 +389,7 @@ class Array(Node):
                     for a in range(self.ndim)
                 )
                 self[margin] = self.fill_value
-        doomed = []  # chunks past the new grid, by the first axis they are past it on
+        doomed: list[str] = []  # chunks past the new grid, by the first axis they are past it on
         for axis in range(self.ndim):  # (never a walk over every chunk of a huge grid)
             ranges = [range(min(n, o)) if a < axis else range(n, o) if a == axis else range(o)
                       for a, (n, o) in enumerate(zip(new_grid, old_grid))]
@@ -312,40 +432,3 @@ class _Indexer:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._set(selection, value)
-
-
-class ArrayInfo:
-    """A printable summary of an array (``a.info``)."""
-
-    def __init__(self, array: Array) -> None:
-        self._array = array
-
-    def as_dict(self) -> dict[str, Any]:
-        a = self._array
-        return {
-            "Name": a.name,
-            "Type": "Array",
-            "Zarr format": a.zarr_format,
-            "Data type": str(a.dtype),
-            "Fill value": a.fill_value,
-            "Shape": a.shape,
-            "Chunk shape": a.chunks,
-            "Chunks": a.nchunks,
-            "Codecs": [c.to_dict() for c in a.codecs],
-            "Read-only": a.read_only,
-            "Store": repr(a.store),
-            "No. bytes": f"{a.nbytes} ({_human(a.nbytes)})",
-        }
-
-    def __repr__(self) -> str:
-        rows = self.as_dict()
-        width = max(map(len, rows))
-        return "\n".join(f"{k:<{width}} : {v}" for k, v in rows.items())
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n} B"

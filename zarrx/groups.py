@@ -6,11 +6,17 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from zarrx.array import Array
-from zarrx.errors import InvalidKeyError, NodeNotFoundError, SkippedNodeWarning
+import numpy as np
+
+from zarrx import convenience
+from zarrx.arrays import Array
+from zarrx.errors import InvalidKeyError, NodeNotFoundError, NodeTypeError, SkippedNodeWarning
+from zarrx.hierarchy import create_array
+from zarrx.info import Info, group_summary
 from zarrx.metadata.consolidated import subtree
 from zarrx.metadata.io import join_path, list_members, read_node
 from zarrx.metadata.model import Unreadable
+from zarrx.metadata.nodes import erase_node, write_group
 from zarrx.node import Node
 
 
@@ -136,60 +142,155 @@ class Group(Node):
         return (n for n, _ in self.groups())
 
     # -- creation ---------------------------------------------------------------------------
+    def _new_member(self, what: str) -> None:
+        self._check_writable(f"create {what} in")
+        self._consolidated = None
+
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create an array below this group; keywords as :func:`zarrx.create_array`."""
-        from zarrx.api import create_array
-
-        self._check_writable("create an array in")
-        self._consolidated = None
+        self._new_member("an array")
         kwargs.setdefault("zarr_format", self.zarr_format)
         return create_array(self._store, name=self._child(name), **kwargs)
 
     def create_group(
         self, name: str, attributes: dict[str, Any] | None = None, overwrite: bool = False
     ) -> Group:
-        from zarrx.api import create_group
-
-        self._check_writable("create a group in")
-        self._consolidated = None
-        return create_group(
-            self._store, path=self._child(name), attributes=attributes, overwrite=overwrite,
-            zarr_format=self.zarr_format,
+        self._new_member("a group")
+        path = self._child(name)
+        meta = write_group(
+            self._store, path, attributes=attributes, zarr_format=self.zarr_format,
+            overwrite=overwrite,
         )
+        return Group(self._store, path, meta, read_only=False)
 
-    def require_group(self, name: str) -> Group:
-        """The group at ``name``, created if absent."""
+    def require_group(self, name: str, overwrite: bool = False) -> Group:
+        """The group at ``name``, created if absent (replaced with ``overwrite``)."""
+        if overwrite:
+            return self.create_group(name, overwrite=True)
         node = self.get(name)
-        if isinstance(node, Group):
-            return node
-        return self.create_group(name)
+        if node is None:
+            return self.create_group(name)
+        if not isinstance(node, Group):
+            raise NodeTypeError(f"{node.name!r} is an array, not a group")
+        return node
+
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        return tuple(self.require_group(name) for name in names)
+
+    def require_array(
+        self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any
+    ) -> Array:
+        """The array at ``name``, created (keywords as :meth:`create_array`) if absent. An
+        existing one must have ``shape``, and a dtype equal to ``dtype`` (``exact``) or
+        safely castable to it."""
+        node = self.get(name)
+        if node is None:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if not isinstance(node, Array):
+            raise NodeTypeError(f"{node.name!r} is a group, not an array")
+        wanted = (shape,) if isinstance(shape, int) else tuple(shape)
+        if node.shape != wanted:
+            raise NodeTypeError(f"{node.name!r} has shape {node.shape}, not {wanted}")
+        want = np.dtype(dtype)
+        if (node.dtype != want) if exact else not np.can_cast(node.dtype, want):
+            raise NodeTypeError(
+                f"{node.name!r} has dtype {node.dtype}, "
+                + (f"not {want}" if exact else f"which does not cast safely to {want}")
+            )
+        return node
+
+    def _made(self, maker: Any, first: Any, name: str, kwargs: dict[str, Any]) -> Array:
+        """``maker(first, store=…, path=name, **kwargs)`` below this group, in its format."""
+        self._new_member("an array")
+        fmt = convenience.zarr_format_of(
+            kwargs.pop("zarr_format", None), kwargs.pop("zarr_version", None)
+        )
+        kwargs["zarr_format"] = self.zarr_format if fmt is None else fmt
+        return maker(first, store=self._store, path=self._child(name), **kwargs)
+
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.empty, shape, name, kwargs)
+
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.zeros, shape, name, kwargs)
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.ones, shape, name, kwargs)
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.full, shape, name, {"fill_value": fill_value, **kwargs})
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.empty_like, data, name, kwargs)
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.zeros_like, data, name, kwargs)
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.ones_like, data, name, kwargs)
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._made(convenience.full_like, data, name, kwargs)
 
     def __delitem__(self, name: str) -> None:
         """Erase the member ``name`` and everything below it."""
-        from zarrx.api import erase_node
-
         self._check_writable("delete from")
         self._consolidated = None
         node = self[name]  # in this group's format: NodeNotFoundError when absent
         erase_node(self._store, node.path, node.metadata)
 
     # -- display -----------------------------------------------------------------------------
-    def tree(self) -> str:
-        """A text tree of the hierarchy below this group, with shapes and dtypes."""
-        lines = [self.name]
-        self._tree_lines(self, "", lines)
-        return "\n".join(lines)
+    @property
+    def info(self) -> Info:
+        """A summary that needs no store access."""
+        return Info(group_summary(self, stored=False))
 
-    def _tree_lines(self, group: Group, indent: str, lines: list[str]) -> None:
-        members = group.members()
-        for i, (name, node) in enumerate(members):
-            last = i == len(members) - 1
-            branch = "└── " if last else "├── "
+    def info_complete(self) -> Info:
+        """Members, initialised chunks, stored bytes and ratio over the whole hierarchy."""
+        return Info(group_summary(self))
+
+    def tree(
+        self, expand: bool | None = None, level: int | None = None, *, max_nodes: int = 500,
+        plain: bool = False,
+    ) -> Tree:
+        """The hierarchy below this group as zarr-python draws it: one line per node,
+        arrays with their shape and dtype, ``level`` levels deep (all by default).
+        ``expand`` and ``plain`` concern zarr-python's HTML and ANSI styling, which this
+        plain text never has."""
+        members = self.members(max_depth=level)
+        truncated = len(members) > max_nodes
+        children: dict[str, list[tuple[str, Array | Group]]] = {}
+        for key, node in members[:max_nodes]:
+            children.setdefault(key.rpartition("/")[0], []).append((key, node))
+        lines = [self.name]
+        stack = [("", list(reversed(children.get("", []))))]
+        while stack:
+            prefix, todo = stack[-1]
+            if not todo:
+                stack.pop()
+                continue
+            key, node = todo.pop()
+            last = not todo
+            label = key.rpartition("/")[2]
             if isinstance(node, Array):
-                lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
-            else:
-                lines.append(f"{indent}{branch}{name}")
-                self._tree_lines(node, indent + ("    " if last else "│   "), lines)
+                label = f"{label} {node.shape} {node.dtype}"
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{label}")
+            if key in children:
+                stack.append(
+                    (prefix + ("    " if last else "│   "), list(reversed(children[key])))
+                )
+        note = (
+            f"Truncated at max_nodes={max_nodes}, some nodes and their children may be missing\n"
+            if truncated else ""
+        )
+        return Tree(note + "\n".join(lines) + "\n")
 
     def __repr__(self) -> str:
         return f"<zarrx.Group {self.name!r}>"
+
+
+class Tree(str):
+    """The text of :meth:`Group.tree`; shown as itself (not quoted) at the prompt."""
+
+    def __repr__(self) -> str:
+        return str(self)

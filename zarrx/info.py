@@ -1,4 +1,5 @@
-"""What ``zarrx info`` reports: which chunks are stored, their size, and a summary.
+"""What is stored for an array or group (``zarrx info``, ``a.info_complete()``): which chunks
+are initialised, their size, and a readable summary.
 
 A chunk is *initialised* when its key exists in the store. The keys under an array's
 data prefix are listed once (``list_prefix``) and matched against the chunk grid's keys;
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.metadata.io import data_prefix
+from zarrx.metadata.io import data_prefix, document_keys
 
 
 def grid_shape(array: Any) -> tuple[int, ...]:
@@ -41,6 +42,12 @@ def initialised(array: Any) -> list[tuple[tuple[int, ...], str]]:
     if not present:
         return []
     return [(coords, key) for coords, key in chunk_keys(array) if key in present]
+
+
+def stored_keys(array: Any) -> list[str]:
+    """Every key the array occupies: its documents and its stored chunks (or shards)."""
+    keys = set(listed_keys(array)) | set(document_keys(array.path, array.metadata))
+    return sorted(keys)
 
 
 def stored_size(store: Any, keys: list[str]) -> int:
@@ -74,15 +81,13 @@ def _decoded_bytes(array: Any, count: int) -> int | None:
     return count * math.prod(array.metadata.chunk_grid.chunk_shape) * dtype.itemsize
 
 
-def array_summary(array: Any) -> dict[str, Any]:
-    """The facts ``zarrx info`` prints for an array, as JSON-able values."""
+def array_summary(array: Any, *, stored: bool = True) -> dict[str, Any]:
+    """The facts ``zarrx info`` prints for an array, as JSON-able values; ``stored=False``
+    leaves out what needs the store (initialised chunks, stored bytes): ``a.info``."""
     from zarrx.zom.frozen import thaw
     from zarrx.zom.mapping import node_spec
 
     spec = node_spec(array.metadata)
-    found = initialised(array)
-    stored = stored_size(array.store, [k for _, k in found])
-    decoded = _decoded_bytes(array, len(found))
     fill = array.fill_value
     fill = fill.item() if hasattr(fill, "item") else fill
     if isinstance(fill, bytes):
@@ -107,14 +112,29 @@ def array_summary(array: Any) -> dict[str, Any]:
         out["codecs"] = thaw(spec.get("codecs"))
     if array.dimension_names is not None:
         out["dimension_names"] = list(array.dimension_names)
+    if not stored:
+        out.update(
+            {
+                "chunks_total": math.prod(grid_shape(array)),
+                "data_bytes": _decoded_bytes(array, math.prod(grid_shape(array))),
+                "read_only": array.read_only,
+                "store": type(array.store).__name__,
+                "attributes": dict(array.attrs),
+            }
+        )
+        return out
+    found = initialised(array)
+    stored_bytes = stored_size(array.store, [k for _, k in found])
+    decoded = _decoded_bytes(array, len(found))
     out.update(
         {
             "chunks_initialised": len(found),
             "chunks_total": math.prod(grid_shape(array)),
-            "stored_bytes": stored,
+            "stored_bytes": stored_bytes,
             "data_bytes": decoded,
             "compression_ratio": (
-                None if not stored or decoded is None else round(decoded / stored, 3)
+                None if not stored_bytes or decoded is None
+                else round(decoded / stored_bytes, 3)
             ),
             "attributes": dict(array.attrs),
         }
@@ -122,14 +142,25 @@ def array_summary(array: Any) -> dict[str, Any]:
     return out
 
 
-def group_summary(group: Any) -> dict[str, Any]:
-    """Counts and sizes over every array below ``group`` (one listing of the hierarchy)."""
+def group_summary(group: Any, *, stored: bool = True) -> dict[str, Any]:
+    """Counts and sizes over every array below ``group`` (one listing of the hierarchy);
+    ``stored=False`` says only what needs no store access: ``g.info``."""
     import zarrx
 
+    if not stored:
+        return {
+            "path": group.name,
+            "type": "group",
+            "zarr_format": group.zarr_format,
+            "consolidated": group.consolidated is not None,
+            "read_only": group.read_only,
+            "store": type(group.store).__name__,
+            "attributes": dict(group.attrs),
+        }
     members = group.members(max_depth=None)
     arrays = [node for _, node in members if isinstance(node, zarrx.Array)]
     summaries = [array_summary(a) for a in arrays]
-    stored = sum(s["stored_bytes"] for s in summaries)
+    total_stored = sum(s["stored_bytes"] for s in summaries)
     fixed = [s for s in summaries if s["data_bytes"] is not None]
     decoded = sum(s["data_bytes"] for s in fixed) if fixed else None
     fixed_stored = sum(s["stored_bytes"] for s in fixed)
@@ -142,7 +173,7 @@ def group_summary(group: Any) -> dict[str, Any]:
         "groups": len(members) - len(arrays),
         "chunks_initialised": sum(s["chunks_initialised"] for s in summaries),
         "chunks_total": sum(s["chunks_total"] for s in summaries),
-        "stored_bytes": stored,
+        "stored_bytes": total_stored,
         "data_bytes": decoded,
         "compression_ratio": (
             None if not fixed_stored or decoded is None else round(decoded / fixed_stored, 3)
@@ -174,6 +205,8 @@ _LABELS = {
     "stored_bytes": "Stored size",
     "data_bytes": "Data size",
     "compression_ratio": "Compression ratio",
+    "read_only": "Read-only",
+    "store": "Store type",
     "attributes": "Attributes",
 }
 
@@ -194,6 +227,10 @@ def render(summary: dict[str, Any]) -> str:
     """The summary as aligned ``Label : value`` lines."""
     rows: list[tuple[str, str]] = []
     for key, value in summary.items():
+        if key == "chunks_total" and "chunks_initialised" not in summary:
+            label, text = ("Shards" if summary.get("shards") else "Chunks"), str(value)
+            rows.append((label, text))
+            continue
         if key in ("chunks_total", "variable_length_arrays"):
             continue
         if key == "shards" and value is None:
@@ -226,10 +263,26 @@ def render(summary: dict[str, Any]) -> str:
             text = "none" if value is None else _codec_text(value)
         elif key == "filters":
             text = "none" if not value else ", ".join(_codec_text(f) for f in value)
-        elif key == "consolidated":
+        elif key in ("consolidated", "read_only"):
             text = "yes" if value else "no"
         else:
             text = str(value)
         rows.append((label, text))
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}} : {text}" for label, text in rows)
+
+
+class Info:
+    """A printable summary of an array or group (``a.info``, ``a.info_complete()``):
+    ``repr`` gives aligned ``Label : value`` lines, :meth:`as_dict` the JSON-able facts."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self._summary = summary
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._summary)
+
+    def __repr__(self) -> str:
+        return render(self._summary)
+
+    __str__ = __repr__
