@@ -38,8 +38,10 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
     update (:meth:`~zarrx.abc.store.Store.atomic_update`), so writers in other threads,
     processes or machines updating other parts of the same chunk (or shard) lose nothing;
     where the store lets an update start from a value read ahead, those are fetched in one
-    batch. Whole chunks are written by the I/O threads while the chunk threads encode the
-    next ones; when this returns, every write is done.
+    batch. So is a chunk at the array's end that sticks out of it: what lies outside the
+    shape this writer knows may be rows another writer appended meanwhile. Whole chunks
+    are written by the I/O threads while the chunk threads encode the next ones; when
+    this returns, every write is done.
     """
     write_empty = config.get("write_empty_chunks")
     threads = config.get("threads")
@@ -50,9 +52,10 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
     try:
         while batch := list(itertools.islice(it, config.get("batch_chunks"))):
             keys = [cs.key(p.coords) for p in batch]
-            partly = [k for k, p in zip(keys, batch) if not p.complete]
+            whole = [p.complete and _covers(p, cs.spec(p.coords).shape) for p in batch]
+            partly = [k for k, w in zip(keys, whole) if not w]
             ahead = cs.store.prefetch_for_update(partly) if partly else {}
-            items = [(p, k, ahead.get(k)) for p, k in zip(batch, keys)]
+            items = [(p, k, w, ahead.get(k)) for p, k, w in zip(batch, keys, whole)]
             run_all(partial(_update, cs, value, write_empty, put), items)
     except BaseException:
         if writes is not None:
@@ -67,10 +70,10 @@ def _update(
     value: np.ndarray,
     write_empty: bool,
     put: Callable[[str, Any], None],
-    item: tuple[ChunkProjection, str, Snapshot | None],
+    item: tuple[ChunkProjection, str, bool, Snapshot | None],
 ) -> None:
-    p, key, ahead = item
-    if p.complete:
+    p, key, whole, ahead = item
+    if whole:
         encoded = _chunk_bytes(cs, value, write_empty, p, key, None)
         if encoded is not None:
             put(key, encoded)
