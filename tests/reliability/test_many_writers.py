@@ -14,25 +14,9 @@ import numpy as np
 import pytest
 
 import zarrx
-from tests.reliability.writer import Writers, inner_chunks
+from tests.reliability.writer import WRITERS, Writers, inner_chunks, lost_inner_chunks, make_sharded
 
-WRITERS = 4
 FORMATS = [3, 2, "3-draft"]
-
-
-def make_sharded(url: str, **options: object) -> zarrx.Array:
-    """216 inner chunks (6 x 6 x 6) in 8 shards of 27: every write is a partial shard update."""
-    return zarrx.create_array(
-        url, shape=(12, 12, 12), dtype="i4", chunks=(2, 2, 2), shards=(6, 6, 6),
-        fill_value=0, **options,  # type: ignore[arg-type]
-    )
-
-
-def lost_inner_chunks(a: zarrx.Array, skip: set[int] = frozenset()) -> list[int]:  # type: ignore[assignment]
-    """Indices of the inner chunks that do not hold their value (index + 1)."""
-    data = a[...]  # every shard decodes
-    return [i for i, region in enumerate(inner_chunks(a.shape, a.chunks))
-            if i not in skip and not (data[region] == i + 1).all()]
 
 
 def zarr_python_nodes(root: str) -> dict[str, tuple[int, ...] | None]:

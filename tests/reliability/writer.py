@@ -32,6 +32,23 @@ import numpy as np
 
 import zarrx
 
+WRITERS = 4
+
+
+def make_sharded(url: str, **options: Any) -> Any:
+    """216 inner chunks (6 x 6 x 6) in 8 shards of 27: every write is a partial shard update."""
+    return zarrx.create_array(
+        url, shape=(12, 12, 12), dtype="i4", chunks=(2, 2, 2), shards=(6, 6, 6),
+        fill_value=0, **options,
+    )
+
+
+def lost_inner_chunks(a: Any, skip: frozenset[int] = frozenset()) -> list[int]:
+    """Indices of the inner chunks that do not hold their value (index + 1)."""
+    data = a[...]  # every shard decodes
+    return [i for i, region in enumerate(inner_chunks(a.shape, a.chunks))
+            if i not in skip and not (data[region] == i + 1).all()]
+
 
 def inner_chunks(shape: tuple[int, ...], chunks: tuple[int, ...]) -> list[tuple[slice, ...]]:
     """The region of every inner chunk, in C order of the chunk grid."""
