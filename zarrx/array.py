@@ -269,11 +269,7 @@ class Array(Node):
         array again shows the fill value there, never stale data."""
         self._check_writable("resize")
         new = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        new = tuple(int(s) for s in new)
-        if len(new) != self.ndim or any(s < 0 for s in new):
-            raise ShapeError(f"{self.name}: cannot resize {self.shape} to {new}")
-        if math.prod(new) > 2**63 - 1:
-            raise ShapeError(f"{self.name}: new shape {new} holds more than 2**63-1 elements")
+        new = self._checked_shape(tuple(int(s) for s in new), self.shape)
         old = self.shape
         grid = self._metadata.chunk_grid
         old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)
@@ -296,6 +292,14 @@ class Array(Node):
             self._store.erase(key)
         self._update_metadata(lambda meta: meta.with_shape(new))
 
+    def _checked_shape(self, new: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+        """``new`` if the array may take that shape instead of ``old``."""
+        if len(new) != len(old) or any(s < 0 for s in new):
+            raise ShapeError(f"{self.name}: cannot resize {old} to {new}")
+        if math.prod(new) > 2**63 - 1:
+            raise ShapeError(f"{self.name}: new shape {new} holds more than 2**63-1 elements")
+        return new
+
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` into the new part; returns the new shape.
 
@@ -315,12 +319,10 @@ class Array(Node):
                     f"{self.name}: cannot append data of shape {data.shape} to an array of "
                     f"shape {shape} along axis {axis}"
                 )
-            reserved[:] = [
-                tuple(s + data.shape[axis] if a == axis else s for a, s in enumerate(shape))
-            ]
+            grown = tuple(s + data.shape[axis] if a == axis else s for a, s in enumerate(shape))
+            reserved[:] = [self._checked_shape(grown, shape)]
             return meta.with_shape(reserved[0])
 
-        self._check_writable("resize")
         self._update_metadata(grow)
         end = reserved[0][axis]
         rows = slice(end - data.shape[axis], end)

@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 from zarrx import config
 from zarrx.errors import ReadOnlyError, UpdateConflictError
@@ -135,6 +135,7 @@ class Store(ABC):
         """Whether :meth:`atomic_update` is atomic against every writer of the store."""
         return self.atomic_updates is not None
 
+    @final
     def atomic_update(self, key: str, update: Update, snapshot: Snapshot | None = None) -> Any:
         """Replace the value of ``key`` by ``update(value)``, atomically: no other writer's
         change of ``key`` between the read and the write is lost. ``update`` returns the new

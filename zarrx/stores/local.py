@@ -228,17 +228,20 @@ class LocalStore(Store):
     def lock(self, key: str) -> Iterator[None]:
         """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name``) for the block: it
         excludes every other writer of the key, on this machine or another one sharing the
-        file system. The lock file is removed afterwards, and the key's directory too if
-        the update left it empty."""
+        file system. The lock file is removed afterwards, and so is the key's directory
+        when the update left it empty."""
         path = self._path(key)  # the fence: the key's file lies inside the root...
+        self._check_writable(key)
         directory, name = os.path.split(path)
         if not locks.AVAILABLE:
             yield
             return
         # ...so does its lock file: the same directory, a name without a separator.
-        with locks.hold_file_lock(os.path.join(directory, LOCK_PREFIX + name), repr(key)):
+        lock_file = os.path.join(directory, LOCK_PREFIX + name)
+        with locks.hold_file_lock(lock_file, repr(key)) as made_directory:
             yield
-        self._prune(directory)  # only ever removes empty directories
+        if made_directory or not os.path.lexists(path):  # the update left no key there
+            self._prune(directory)  # only ever removes empty directories
 
     def clean_leftovers(self) -> list[str]:
         """Remove what interrupted writers left behind: temporary files of writes that never

@@ -89,13 +89,16 @@ def _lock(fd: int, *, wait: bool) -> bool:
     return True
 
 
-def _open(path: str) -> int:
-    """Open (create) the lock file ``path``, making its directory if needed."""
+def _open(path: str, made: list[str]) -> int:
+    """Open (create) the lock file ``path``, making its directory if needed (then noted in
+    ``made``)."""
     for _ in range(8):
         try:
             return os.open(path, _OPEN_FLAGS, 0o666)
         except FileNotFoundError:  # a new chunk directory, or pruned by a concurrent erase
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            directory = os.path.dirname(path)
+            os.makedirs(directory, exist_ok=True)
+            made.append(directory)
     return os.open(path, _OPEN_FLAGS, 0o666)
 
 
@@ -105,15 +108,17 @@ def _same(a: int, b: int) -> bool:
 
 
 @contextlib.contextmanager
-def hold_file_lock(path: str, what: str) -> Iterator[None]:
+def hold_file_lock(path: str, what: str) -> Iterator[bool]:
     """Hold the lock file ``path`` (a file the caller proved to lie inside its store) for
-    the ``with`` block, then remove it. ``what`` names the key in messages."""
+    the ``with`` block, then remove it. ``what`` names the key in messages. The block gets
+    whether the lock file's directory had to be made (the caller may prune it after)."""
+    made: list[str] = []
     try:
-        fd = _acquire(path, what)
+        fd = _acquire(path, what, made)
     except OSError as error:
         raise StoreError(f"cannot lock {what} (lock file {path!r}): {error}") from error
     try:
-        yield
+        yield bool(made)
     finally:
         try:
             os.unlink(path)  # we hold the file the name leads to: the name is ours to remove
@@ -123,8 +128,8 @@ def hold_file_lock(path: str, what: str) -> Iterator[None]:
             os.close(fd)  # releases the lock; a waiter finds the name gone and starts again
 
 
-def _acquire(path: str, what: str) -> int:
-    fd = _open(path)
+def _acquire(path: str, what: str, made: list[str]) -> int:
+    fd = _open(path, made)
     waited = 0.0
     try:
         while True:
@@ -136,7 +141,7 @@ def _acquire(path: str, what: str) -> int:
             # The holder may have removed the name before we got the lock: check that the
             # name still leads to the file we hold (a second open: an open file description
             # lock, unlike a classic POSIX one, survives closing it).
-            current = _open(path)
+            current = _open(path, made)
             if _same(fd, current):
                 os.close(current)
                 if waited:
