@@ -12,7 +12,7 @@ import zarrx.stores.local as local_module
 from zarrx.abc.store import ByteRange
 from zarrx.engine import executor
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
-from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
+from zarrx.stores.keys import TEMP_PREFIX, lock_name
 from zarrx.stores.local import LocalStore
 from zarrx.testing.stores import BAD_KEYS, StoreTests
 
@@ -487,7 +487,7 @@ def test_lock_file_lives_beside_the_key_while_held_and_goes_after(root: Path) ->
         return b"new"
 
     store.atomic_update("a/c/0", update)
-    assert seen == [{f"a/c/{LOCK_PREFIX}0": b""}]  # with the data, not in a temporary dir
+    assert seen == [{"a/c/" + lock_name("0"): b""}]  # with the data, not in a temporary dir
     assert _files(root) == {"a/c/0": b"new"}  # removed afterwards
     store.atomic_update("a/c/0", lambda old: None)
     assert _files(root) == {}
@@ -498,17 +498,17 @@ def test_lock_files_left_by_dead_writers_are_not_keys(root: Path) -> None:
     store = LocalStore(root)
     store.set("g/a/c/0", b"chunk")
     store.set("g/zarr.json", b"{}")
-    (root / "g" / f"{LOCK_PREFIX}zarr.json").write_bytes(b"")  # as a killed writer leaves them
+    (root / "g" / lock_name("zarr.json")).write_bytes(b"")  # as a killed writer leaves them
     (root / "g" / "x").mkdir()
-    (root / "g" / "x" / f"{LOCK_PREFIX}zarr.json").write_bytes(b"")
+    (root / "g" / "x" / lock_name("zarr.json")).write_bytes(b"")
     assert store.list() == ["g/a/c/0", "g/zarr.json"]
     assert store.list_dir("g/") == (["g/zarr.json"], ["g/a/"])  # "x" holds no key
     with pytest.raises(InvalidKeyError, match="reserved"):
-        store.get(f"g/{LOCK_PREFIX}zarr.json")
+        store.get("g/" + lock_name("zarr.json"))
     store.atomic_update("g/zarr.json", lambda old: b"{\"v\": 2}")  # takes the stale lock
-    assert not (root / "g" / f"{LOCK_PREFIX}zarr.json").exists()
+    assert not (root / "g" / lock_name("zarr.json")).exists()
     removed = store.clean_leftovers()
-    assert removed == [str(root / "g" / "x" / f"{LOCK_PREFIX}zarr.json")]
+    assert removed == [str(root / "g" / "x" / lock_name("zarr.json"))]
     store.erase_prefix("g/")
     assert _files(root) == {}
 
@@ -518,11 +518,11 @@ def test_a_symlink_planted_as_lock_file_is_refused(root: Path, outside: Path) ->
     store.set("k", b"v")
     target = outside / "victim"
     target.write_bytes(b"keep")
-    (root / f"{LOCK_PREFIX}k").symlink_to(target)
+    (root / lock_name("k")).symlink_to(target)
     with pytest.raises(StoreError, match="cannot lock"):
         store.atomic_update("k", lambda old: b"w")
     assert target.read_bytes() == b"keep"
     assert store.get("k") == b"v"
     store.clean_leftovers()  # removes the link, never its target
     assert target.read_bytes() == b"keep"
-    assert not (root / f"{LOCK_PREFIX}k").is_symlink()
+    assert not (root / lock_name("k")).is_symlink()

@@ -11,9 +11,9 @@ with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed)
 then renamed over the target with :func:`os.replace`.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
-"lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b`` beside it, held with
-a file system lock that NFS and Lustre honour (:mod:`zarrx.stores.locks`), and removed when
-the update is done.
+"lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
+with a file system lock that NFS and Lustre honour (:mod:`zarrx.stores.locks`), and removed
+when the update is done.
 
 Listings skip temporary files, lock files, names that are not valid keys, symlinked
 directories (which could form cycles) and symlinks that resolve outside the root.
@@ -35,6 +35,7 @@ from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
     is_valid_key,
+    lock_name,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -226,7 +227,7 @@ class LocalStore(Store):
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name``) for the block: it
+        """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name.lock``) for the block: it
         excludes every other writer of the key, on this machine or another one sharing the
         file system. The lock file is removed afterwards, and so is the key's directory
         when the update left it empty."""
@@ -237,7 +238,7 @@ class LocalStore(Store):
             yield
             return
         # ...so does its lock file: the same directory, a name without a separator.
-        lock_file = os.path.join(directory, LOCK_PREFIX + name)
+        lock_file = os.path.join(directory, lock_name(name))
         with locks.hold_file_lock(lock_file, repr(key)) as made_directory:
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there
