@@ -526,3 +526,43 @@ def test_a_symlink_planted_as_lock_file_is_refused(root: Path, outside: Path) ->
     store.clean_leftovers()  # removes the link, never its target
     assert target.read_bytes() == b"keep"
     assert not (root / lock_name("k")).is_symlink()
+
+
+def test_a_waiting_writer_is_logged_and_goes_on_when_the_lock_is_released(root: Path) -> None:
+    import logging
+
+    store = LocalStore(root)
+    inside, waiting, release = threading.Event(), threading.Event(), threading.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "locked by another writer" in record.getMessage():
+                waiting.set()
+
+    def hold(old: bytes | None) -> bytes:
+        inside.set()
+        assert release.wait(timeout=300)  # a hang guard, not a deadline
+        return (old or b"") + b"first,"
+
+    watch = Watch(logging.DEBUG)
+    logger = logging.getLogger("zarrx.stores.locks")
+    logger.addHandler(watch)
+    previous = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        holder = threading.Thread(target=store.atomic_update, args=("k", hold))
+        holder.start()
+        assert inside.wait(timeout=300)
+        second = threading.Thread(
+            target=store.atomic_update, args=("k", lambda old: (old or b"") + b"second")
+        )
+        second.start()
+        assert waiting.wait(timeout=300)  # the second writer found the key locked, said so
+        release.set()
+        holder.join()
+        second.join()
+    finally:
+        logger.removeHandler(watch)
+        logger.setLevel(previous)
+    assert store.get("k") == b"first,second"
+    assert _files(root) == {"k": b"first,second"}
