@@ -12,21 +12,18 @@ import numpy as np
 
 from zarrx.abc.store import Store
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.plan import plan_basic, plan_points
-from zarrx.engine.read import read_into
-from zarrx.engine.write import write_from
-from zarrx.errors import ShapeError
+from zarrx.engine.read import read_selection
+from zarrx.engine.write import write_selection
+from zarrx.errors import SelectionError, ShapeError
 from zarrx.extensions import index_domain
+from zarrx.lazy import LazyIndexer
 from zarrx.metadata.io import data_prefix
 from zarrx.node import Node
-from zarrx.selection.modes import (
-    is_basic_selection,
-    is_coordinate_selection,
-    normalize_blocks,
-    normalize_coordinates,
-    normalize_orthogonal,
-)
-from zarrx.selection.normalize import BasicSelection, normalize_basic
+from zarrx.selection.layout import Layout
+from zarrx.selection.modes import block_transform, coordinate_transform, orthogonal_transform
+from zarrx.selection.numpy_index import ParsedIndex, Selected, numpy_transform, parse_index
+from zarrx.selection.transform import IndexTransform
+from zarrx.selection.values import assigned_value
 
 
 class Array(Node):
@@ -59,28 +56,10 @@ class Array(Node):
         """The node's ZEP 10 extension entries by name (plugin objects, or raw entries)."""
         return {e.name: e for e in getattr(self._metadata, "extensions", ())}
 
-    def _plan(self, sel: BasicSelection) -> Any:
+    def _layout(self, transform: IndexTransform) -> Layout:
+        """The buffer layout of a selection of the visible array, in stored coordinates."""
         domain = self._domain
-        if domain is not None:
-            origin = domain[0]
-            arrays = getattr(sel, "arrays", ())
-            sel = replace(
-                sel,
-                array_shape=self._metadata.shape,
-                starts=tuple(s + o for s, o in zip(sel.starts, origin)),
-                **(
-                    {"arrays": tuple(None if a is None else a + o for a, o in zip(arrays, origin))}
-                    if arrays
-                    else {}
-                ),
-            )
-        return plan_basic(self._metadata.chunk_grid, self._metadata.shape, sel)
-
-    def _plan_points(self, sel: Any) -> Any:
-        domain = self._domain
-        if domain is not None:
-            sel = replace(sel, coords=tuple(c + o for c, o in zip(sel.coords, domain[0])))
-        return plan_points(self._metadata.chunk_grid, self._metadata.shape, sel)
+        return Layout(transform if domain is None else transform.translate(domain[0]))
 
     def _after_write(self, written: np.ndarray) -> None:
         entries = getattr(self._metadata, "extensions", ())
@@ -161,40 +140,48 @@ class Array(Node):
             yield self[i]
 
     # -- reading --------------------------------------------------------------------------
-    def _read_basic(self, sel: BasicSelection) -> np.ndarray:
-        out = np.empty(sel.counts, dtype=self.dtype)
-        read_into(self._chunk_store, self._plan(sel), out)
-        return out
+    def _read(self, selected: Selected) -> Any:
+        out = read_selection(self._chunk_store, self._layout(selected.transform))
+        return out[()] if selected.scalar else out
+
+    def __getitem__(self, selection: Any) -> Any:
+        """NumPy's ``x[selection]``, for every index NumPy accepts."""
+        return self._read(numpy_transform(self.shape, selection, self.name))
 
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        sel = normalize_basic(selection, self.shape)
-        return sel.result(self._read_basic(sel))
+        """Ints, slices, Ellipsis and None only (zarr-python's basic selection)."""
+        return self._read(numpy_transform(self.shape, self._basic(selection), self.name))
 
     def get_orthogonal_selection(self, selection: Any) -> Any:
         """Outer-product selection: ints, slices, int arrays and boolean masks per axis."""
-        sel = normalize_orthogonal(selection, self.shape)
-        return sel.result(self._read_basic(sel))
+        return self._read(orthogonal_transform(self.shape, selection, self.name))
 
     def get_coordinate_selection(self, selection: Any) -> Any:
         """Points: integer arrays broadcast together (or one boolean mask)."""
-        sel = normalize_coordinates(selection, self.shape)
-        out = np.empty(sel.npoints, dtype=self.dtype)
-        read_into(self._chunk_store, self._plan_points(sel), out)
-        return out.reshape(sel.shape)
+        return self._read(coordinate_transform(self.shape, selection, self.name))
 
     get_mask_selection = get_coordinate_selection
 
     def get_block_selection(self, selection: Any) -> Any:
         """Whole chunks, indexed in units of chunks (``a.blocks[1, :2]``)."""
-        sel = normalize_blocks(selection, self.shape, self.chunks)
-        return sel.result(self._read_basic(sel))
+        return self._read(block_transform(self.shape, self.chunks, selection, self.name))
 
-    def __getitem__(self, selection: Any) -> Any:
-        if is_basic_selection(selection):
-            return self.get_basic_selection(selection)
-        if is_coordinate_selection(selection, self.shape):
-            return self.get_coordinate_selection(selection)
-        return self.get_orthogonal_selection(selection)
+    def _basic(self, selection: Any) -> Any:
+        items = selection if isinstance(selection, tuple) else (selection,)
+        for item in items:
+            if not (item is None or item is Ellipsis or isinstance(item, slice)
+                    or (isinstance(item, int | np.integer)
+                        and not isinstance(item, bool | np.bool_))):
+                raise SelectionError(
+                    f"{self.name}: basic selections take integers, slices, Ellipsis and None, "
+                    f"not {item!r}; use a[...], oindex or vindex for index arrays"
+                )
+        return selection
+
+    @property
+    def lazy(self) -> LazyIndexer:
+        """Declare a view without reading: ``a.lazy[10:, ::-2]`` (see :mod:`zarrx.lazy`)."""
+        return LazyIndexer(self, IndexTransform.identity(self.shape))
 
     @property
     def oindex(self) -> _Indexer:
@@ -217,50 +204,46 @@ class Array(Node):
                 f"{self.name}: a zarrx Array is read from storage, so it cannot be converted "
                 "to a NumPy array without a copy (copy=False)"
             )
-        out = self._read_basic(normalize_basic(Ellipsis, self.shape))
+        out = self._read(Selected(IndexTransform.identity(self.shape), "view"))
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
-    def _value(self, value: Any) -> np.ndarray:
+    def _cast(self, selected: Selected | ParsedIndex, value: Any) -> np.ndarray:
+        """``value`` as NumPy's ``__setitem__`` casts and broadcasts it for the selection
+        (errors before any write)."""
         self._check_writable("write to")
-        data = np.asarray(value)
-        return data if data.dtype == self.dtype else data.astype(self.dtype)
+        return assigned_value(value, self.dtype, selected, self.name)
 
-    def _write_basic(self, sel: BasicSelection, value: Any) -> None:
-        buffer = sel.to_buffer(self._value(value))
-        write_from(self._chunk_store, self._plan(sel), buffer)
-        self._after_write(buffer)
+    def _write_cells(self, transform: IndexTransform, data: np.ndarray) -> None:
+        """Write ``data`` (of the transform's shape and the array's dtype) into the cells
+        ``transform`` names."""
+        write_selection(self._chunk_store, self._layout(transform), data)
+        self._after_write(data)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self._write_basic(normalize_basic(selection, self.shape), value)
-
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._write_basic(normalize_orthogonal(selection, self.shape), value)
-
-    def set_block_selection(self, selection: Any, value: Any) -> None:
-        self._write_basic(normalize_blocks(selection, self.shape, self.chunks), value)
-
-    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        sel = normalize_coordinates(selection, self.shape)
-        data = self._value(value)
-        try:
-            flat = np.broadcast_to(data, sel.shape).reshape(-1)
-        except ValueError:
-            raise ShapeError(
-                f"could not broadcast value of shape {data.shape} to the {sel.shape} points"
-            ) from None
-        write_from(self._chunk_store, self._plan_points(sel), flat)
-        self._after_write(flat)
-
-    set_mask_selection = set_coordinate_selection
+    def _write(self, selected: Selected | ParsedIndex, value: Any) -> None:
+        data = self._cast(selected, value)
+        if isinstance(selected, ParsedIndex):
+            selected = selected.resolve()
+        self._write_cells(selected.transform, data)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        if is_basic_selection(selection):
-            self.set_basic_selection(selection, value)
-        elif is_coordinate_selection(selection, self.shape):
-            self.set_coordinate_selection(selection, value)
-        else:
-            self.set_orthogonal_selection(selection, value)
+        """NumPy's ``x[selection] = value``: NumPy's casting, broadcasting, and the last
+        of repeated indices wins."""
+        self._write(parse_index(self.shape, selection, self.name), value)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        self._write(parse_index(self.shape, self._basic(selection), self.name), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._write(orthogonal_transform(self.shape, selection, self.name), value)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self._write(block_transform(self.shape, self.chunks, selection, self.name), value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        self._write(coordinate_transform(self.shape, selection, self.name), value)
+
+    set_mask_selection = set_coordinate_selection
 
     # -- shape changes --------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
@@ -306,7 +289,8 @@ class Array(Node):
         The growth is one atomic update of the metadata, from the shape the store holds
         when it is written: concurrent appends (other processes, other machines) each
         reserve their own rows, and each writes its data there."""
-        data = self._value(data)
+        self._check_writable("append to")
+        data = np.asarray(data)
         axis = axis % self.ndim if self.ndim else 0
         reserved: list[tuple[int, ...]] = []  # the shape this append made
 

@@ -1,4 +1,4 @@
-"""zarrx's exception hierarchy.
+"""zarrx's exception and warning hierarchy.
 
 Every class derives from :class:`ZarrxError` and from the builtin a NumPy or zarr-python
 user would catch (``ValueError``, ``KeyError``, ``IndexError``, ``PermissionError`` ...),
@@ -27,6 +27,11 @@ class UnknownCodecError(MetadataError):
 
 class UnknownDataTypeError(MetadataError):
     """A data type name resolves to no installed data type."""
+
+
+class MissingDependencyError(UnknownDataTypeError, ImportError):
+    """A data type or codec needs an optional package that is not installed; the message
+    names the extra to install (e.g. ``pip install 'zarrx[ml]'``)."""
 
 
 class UnknownExtensionError(MetadataError):
@@ -76,6 +81,15 @@ class SelectionError(ZarrxError, IndexError):
     """A selection has an unsupported form or too many indices."""
 
 
+class SelectionTypeError(ZarrxError, TypeError):
+    """A selection holds something of the wrong type where NumPy raises ``TypeError``
+    (e.g. a slice bound that is not an integer)."""
+
+
+class SelectionValueError(ZarrxError, ValueError):
+    """A selection holds a value NumPy rejects with ``ValueError`` (a zero slice step)."""
+
+
 class ShapeError(ZarrxError, ValueError):
     """Values cannot be broadcast to the selection, or shapes do not agree."""
 
@@ -91,12 +105,15 @@ __all__ = [
     "FillValueError",
     "InvalidKeyError",
     "MetadataError",
+    "MissingDependencyError",
     "NodeExistsError",
     "NodeNotFoundError",
     "NodeTypeError",
     "ReadOnlyError",
     "RegistryConflictError",
     "SelectionError",
+    "SelectionTypeError",
+    "SelectionValueError",
     "ShapeError",
     "StoreError",
     "UnknownCodecError",
@@ -114,7 +131,24 @@ class VerificationError(ZarrxError, ValueError):
     """A copy does not match its source (``zarrx convert --verify``)."""
 
 
-__all__ += ["ArgumentError", "VerificationError"]
+class FormatMismatchError(MetadataError):
+    """A node of one Zarr format was to be created inside a hierarchy of another."""
+
+
+class ZarrxWarning(UserWarning):
+    """Base of every warning zarrx issues."""
+
+
+class SkippedNodeWarning(ZarrxWarning):
+    """A listing skipped a key or node it cannot open (a name that is not a valid node
+    name, or a node whose metadata is refused, e.g. an unknown must-understand extension);
+    its siblings are listed, and opening it by name raises the error."""
+
+
+__all__ += [
+    "ArgumentError", "FormatMismatchError", "SkippedNodeWarning", "VerificationError",
+    "ZarrxWarning",
+]
 
 
 class UpdateConflictError(StoreError):

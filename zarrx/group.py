@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import InvalidKeyError, NodeNotFoundError
+from zarrx.errors import InvalidKeyError, NodeNotFoundError, SkippedNodeWarning
 from zarrx.metadata.consolidated import subtree
-from zarrx.metadata.io import child_paths, join_path, read_node, read_nodes
+from zarrx.metadata.io import join_path, list_members, read_node
+from zarrx.metadata.model import Unreadable
 from zarrx.node import Node
 
 
@@ -47,6 +49,8 @@ class Group(Node):
         entries = self._consolidated or {}
         if rel not in entries:
             raise NodeNotFoundError(f"{self.name!r} has no member {rel!r} (consolidated)")
+        if isinstance(entries[rel], Unreadable):
+            entries[rel].reraise()
         return node_for(self._store, self._child(rel), entries[rel], read_only=self._read_only,
                         consolidated=subtree(entries, rel))
 
@@ -73,30 +77,42 @@ class Group(Node):
 
     def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
         """``(name, node)`` pairs of the children, sorted by name; ``max_depth=None`` recurses
-        (names are then paths relative to this group)."""
+        (names are then paths relative to this group).
+
+        A member that cannot be opened (refused metadata, such as an unknown
+        must-understand extension, or a key that is not a valid node name) is skipped with
+        a :class:`~zarrx.errors.SkippedNodeWarning`; ``group[name]`` raises its error."""
         out: list[tuple[str, Array | Group]] = []
-        if self._consolidated is not None:
-            for rel in sorted(self._consolidated):
-                depth = rel.count("/")
-                if max_depth is None or depth <= max_depth:
-                    out.append((rel, self._from_consolidated(rel)))
-            return tuple(out)
-        self._collect(self, "", max_depth, out)
+        for rel, meta in self.member_metadata(max_depth):
+            consolidated = None
+            if self._consolidated is not None and meta.node_type == "group":
+                consolidated = subtree(self._consolidated, rel)
+            out.append((rel, node_for(self._store, self._child(rel), meta,
+                                      read_only=self._read_only, consolidated=consolidated)))
         return tuple(out)
 
-    def _collect(
-        self, group: Group, rel: str, depth: int | None, out: list[tuple[str, Array | Group]]
-    ) -> None:
-        paths = child_paths(self._store, group._path, group.metadata)
-        found = read_nodes(self._store, paths, zarr_format=self.zarr_format)
-        for path, meta in zip(paths, found):
-            if meta is None:
+    def member_metadata(self, max_depth: int | None = 0) -> list[tuple[str, Any]]:
+        """``(relative path, parsed metadata)`` of the members :meth:`members` lists
+        (one listing of the store, or none when opened consolidated)."""
+        if self._consolidated is not None:
+            found = [(rel, self._consolidated[rel]) for rel in sorted(
+                self._consolidated, key=lambda r: r.split("/"))
+                if max_depth is None or rel.count("/") <= max_depth]
+        else:
+            found = list_members(self._store, self._path, self._metadata, max_depth)
+        out, skipped = [], []
+        for rel, meta in found:
+            if any(rel.startswith(s + "/") for s in skipped):
+                continue  # below a member that cannot be opened
+            if isinstance(meta, Unreadable):
+                skipped.append(rel)
+                warnings.warn(
+                    f"{self.name!r}: skipped member {rel!r}, which cannot be opened: "
+                    f"{meta.error}", SkippedNodeWarning, stacklevel=3,
+                )
                 continue
-            node = node_for(self._store, path, meta, read_only=self._read_only)
-            name = f"{rel}{path.rsplit('/', 1)[-1]}"
-            out.append((name, node))
-            if isinstance(node, Group) and (depth is None or depth > 0):
-                self._collect(node, name + "/", None if depth is None else depth - 1, out)
+            out.append((rel, meta))
+        return out
 
     def keys(self) -> Iterator[str]:
         return (name for name, _ in self.members())
@@ -154,9 +170,8 @@ class Group(Node):
 
         self._check_writable("delete from")
         self._consolidated = None
-        if name not in self:
-            raise NodeNotFoundError(f"{self.name!r} has no member {name!r}")
-        erase_node(self._store, self._child(name))
+        node = self[name]  # in this group's format: NodeNotFoundError when absent
+        erase_node(self._store, node.path, node.metadata)
 
     # -- display -----------------------------------------------------------------------------
     def tree(self) -> str:

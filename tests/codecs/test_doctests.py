@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c"]
+MODULES = ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c", "packbits"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,7 +12,7 @@ import zarrx.stores.local as local_module
 from zarrx.abc.store import ByteRange
 from zarrx.engine import executor
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
-from zarrx.stores.keys import TEMP_PREFIX, lock_name
+from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX, lock_name
 from zarrx.stores.local import LocalStore
 from zarrx.testing.stores import BAD_KEYS, StoreTests
 
@@ -566,3 +566,56 @@ def test_a_waiting_writer_is_logged_and_goes_on_when_the_lock_is_released(root: 
         logger.setLevel(previous)
     assert store.get("k") == b"first,second"
     assert _files(root) == {"k": b"first,second"}
+
+
+def test_a_key_whose_lock_name_would_be_too_long_still_updates(root: Path) -> None:
+    store = LocalStore(root)
+    limit = os.pathconf(root, "PC_NAME_MAX")
+    name = "n" * limit  # the longest name the file system takes: its lock name is shorter
+    seen: list[dict[str, bytes]] = []
+
+    def update(old: bytes | None) -> bytes:
+        seen.append(_files(root))
+        return b"v"
+
+    store.atomic_update(f"a/{name}", update)
+    [lock] = seen[0]
+    assert lock.startswith("a/" + LOCK_PREFIX)
+    assert len(lock) - 2 <= limit
+    assert _files(root) == {f"a/{name}": b"v"}
+
+
+# -- names the spec allows but the file system cannot store -----------------------------------
+
+def test_name_longer_than_the_file_system_allows_is_refused_before_writing(tmp_path: Path) -> None:
+    """The draft allows node names of 255 characters; ``<250 characters>.group.json`` is
+    261 bytes, over NAME_MAX (255 on the usual file systems). Nothing is written."""
+    import zarrx
+
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    name = "n" * 250
+    for zarr_format, create in (
+        ("3-draft", lambda root: zarrx.create_group(str(root), path=name, zarr_format="3-draft")),
+        ("3-draft", lambda root: zarrx.create_array(str(root), name=f"g/{name}", shape=(1,),
+                                                    dtype="u1", zarr_format="3-draft")),
+        (3, lambda root: zarrx.create_group(str(root), path="n" * (limit + 1))),
+        (2, lambda root: zarrx.create_array(str(root), name="n" * (limit + 1), shape=(1,),
+                                            dtype="u1", zarr_format=2)),
+    ):
+        root = tmp_path / f"h{zarr_format}"
+        with pytest.raises(InvalidKeyError, match=f"limit of {limit} bytes") as info:
+            create(root)
+        assert "NAME_MAX" in str(info.value)
+        assert not root.exists() or not any(root.rglob("*")), zarr_format
+    # the longest name the file system takes works
+    fits = "f" * (limit - len(".group.json"))
+    zarrx.create_group(str(tmp_path / "ok"), path=fits, zarr_format="3-draft")
+    assert zarrx.open_group(str(tmp_path / "ok"), path=fits).path == fits
+
+
+def test_set_refuses_names_over_the_limit(root: Path) -> None:
+    store = LocalStore(root)
+    limit = os.pathconf(root.parent, "PC_NAME_MAX")
+    with pytest.raises(InvalidKeyError, match="NAME_MAX"):
+        store.set("a/" + "é" * (limit // 2 + 1), b"x")  # characters of 2 bytes each
+    assert store.list() == []

@@ -31,9 +31,8 @@ from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
 from zarrx.engine.elements import Elements
 from zarrx.engine.executor import run_all
 from zarrx.engine.place import place
-from zarrx.engine.plan import ChunkProjection, plan_basic
+from zarrx.engine.plan import ChunkProjection, plan_ranges
 from zarrx.errors import CodecError, MetadataError
-from zarrx.selection.normalize import BasicSelection, normalize_basic
 
 EMPTY = np.uint64(2**64 - 1)
 EMPTY_INT = 2**64 - 1
@@ -65,8 +64,8 @@ class _Layout:
     @cached_property
     def whole_plan(self) -> list[ChunkProjection]:
         """Every inner chunk's projection onto the whole shard, in C order of the grid."""
-        sel = normalize_basic(Ellipsis, self.spec.shape)
-        return list(plan_basic(self.grid, self.spec.shape, sel))
+        shape = self.spec.shape
+        return list(plan_ranges(self.grid, shape, [slice(0, n) for n in shape]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,8 +242,7 @@ class ShardingCodec(ArrayBytesCodec):
         if raw is None:
             return False
         index = self._decode_index(raw, layout, None)
-        sel = BasicSelection.of_ranges(selection, spec.shape)
-        projections = list(plan_basic(layout.grid, spec.shape, sel))
+        projections = list(plan_ranges(layout.grid, spec.shape, selection))
         entries = [_entry(index, p.coords) for p in projections]
         ranges = [ByteRange(*entry) for entry in entries if entry is not None]
         values = iter(fetch(ranges) if ranges else ())

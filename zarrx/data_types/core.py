@@ -27,6 +27,16 @@ import numpy as np
 
 from zarrx.errors import FillValueError, UnknownDataTypeError
 
+
+def has_byte_order(dtype: np.dtype) -> bool:
+    """Whether the byte order matters for ``dtype`` (any component wider than one byte)."""
+    if dtype.fields is not None:
+        return any(has_byte_order(field[0]) for field in dtype.fields.values())
+    if dtype.subdtype is not None:
+        return has_byte_order(dtype.subdtype[0])
+    return dtype.byteorder != "|" and dtype.itemsize > 1  # one-byte ml_dtypes types say "="
+
+
 _NUMPY_BY_NAME = {
     "bool": "bool",
     "int8": "int8",
@@ -118,31 +128,41 @@ class DataType:
         return self.fill_from_json(value)
 
 
-def _float_from_json(dtype: np.dtype, value: Any, where: str) -> float:
+def float_json_grammar(value: Any, itemsize: int, where: str) -> float | bytes:
+    """The v3 JSON grammar of a float fill value, shared by every float type: a number,
+    ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (→ a Python float), or ``"0x"`` and
+    ``2 * itemsize`` hex digits (→ the value's big-endian bytes). Range and rounding are
+    the data type's business."""
     if isinstance(value, bool):
         raise FillValueError(f"fill value {value!r} is not a number for {where}")
     if isinstance(value, int | float):
-        result = float(value)
-        if abs(result) > _largest(dtype) and math.isfinite(result) and not math.isfinite(
-            _cast_float(dtype, result)
-        ):  # past the largest value: out of range unless it rounds down to it
-            raise FillValueError(f"fill value {value!r} is out of range for {where}")
-        return result
+        return float(value)
     if isinstance(value, str):
         if value in _SPECIAL_FLOATS:
             return _SPECIAL_FLOATS[value]
         if value.startswith("0x"):
             digits = value[2:]
-            if len(digits) != 2 * dtype.itemsize or not re.fullmatch(r"[0-9a-fA-F]+", digits):
+            if len(digits) != 2 * itemsize or not re.fullmatch(r"[0-9a-fA-F]+", digits):
                 raise FillValueError(
                     f"fill value {value!r} for {where} must be '0x' and "
-                    f"{2 * dtype.itemsize} hex digits"
+                    f"{2 * itemsize} hex digits"
                 )
-            return np.frombuffer(bytes.fromhex(digits), dtype=dtype.newbyteorder(">"))[0]
+            return bytes.fromhex(digits)
     raise FillValueError(
         f"fill value {value!r} for {where}: expected a number, 'NaN', 'Infinity', "
         "'-Infinity' or a '0x' hex string"
     )
+
+
+def _float_from_json(dtype: np.dtype, value: Any, where: str) -> Any:
+    parsed = float_json_grammar(value, dtype.itemsize, where)
+    if isinstance(parsed, bytes):
+        return np.frombuffer(parsed, dtype=dtype.newbyteorder(">"))[0]
+    if abs(parsed) > _largest(dtype) and math.isfinite(parsed) and not math.isfinite(
+        _cast_float(dtype, parsed)
+    ):  # past the largest value: out of range unless it rounds down to it
+        raise FillValueError(f"fill value {value!r} is out of range for {where}")
+    return parsed
 
 
 @functools.cache
@@ -205,7 +225,9 @@ def parse_fill_value(dtype: np.dtype, value: Any, *, where: str) -> Any:
     raise FillValueError(f"no fill-value encoding for dtype {dtype} ({where})")
 
 
-def _float_to_json(value: Any) -> Any:
+def float_fill_to_json(value: Any) -> Any:
+    """A float scalar as v3 JSON: a number, a special name, or ``"0x…"`` for a NaN that
+    is not the type's canonical one (payload or sign bits survive)."""
     if math.isnan(value):
         canonical = np.array(np.nan, dtype=value.dtype)
         if np.asarray(value).tobytes() != canonical.tobytes():
@@ -225,9 +247,9 @@ def encode_fill_value(dtype: np.dtype, value: Any) -> Any:
     if kind in "iu":
         return int(scalar)
     if kind == "f":
-        return _float_to_json(scalar)
+        return float_fill_to_json(scalar)
     if kind == "c":
-        return [_float_to_json(scalar.real), _float_to_json(scalar.imag)]
+        return [float_fill_to_json(scalar.real), float_fill_to_json(scalar.imag)]
     if kind == "V":
         return list(scalar.tobytes())
     raise FillValueError(f"no fill-value encoding for dtype {dtype}")

@@ -14,8 +14,24 @@ from zarrx import config
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.executor import run_all
 from zarrx.engine.place import place
-from zarrx.engine.plan import ChunkProjection
+from zarrx.engine.plan import ChunkProjection, plan
 from zarrx.errors import CodecError
+from zarrx.selection.layout import Layout
+
+
+def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
+    """A new array holding the selection of ``layout`` (NumPy's result, C-contiguous):
+    each touched chunk fetched and decoded once, straight into the result where the
+    selection's buffer is a view of it."""
+    out = np.empty(layout.shape, dtype=cs.meta.dtype)
+    if out.size == 0:
+        return out
+    target = layout.read_target(out)
+    buffer = target if target is not None else np.empty(layout.buffer_shape, cs.meta.dtype)
+    read_into(cs, plan(cs.meta.chunk_grid, cs.meta.shape, layout), buffer)
+    if target is None:
+        out[...] = layout.result(buffer)
+    return out
 
 
 def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.ndarray) -> None:
@@ -73,9 +89,14 @@ def _bounding_box(p: ChunkProjection) -> tuple[tuple[slice, ...], tuple[Any, ...
     if not p.fancy:
         return p.chunk_selection, (Ellipsis,)
     box = []
-    relative = []
+    relative: list[Any] = []
     for index in p.chunk_selection:
-        lo, hi = int(index.min()), int(index.max()) + 1
-        box.append(slice(lo, hi))
-        relative.append(index - lo)
+        if isinstance(index, slice):
+            n = len(range(index.start, index.stop, index.step))
+            box.append(slice(index.start, index.start + (n - 1) * index.step + 1))
+            relative.append(slice(0, None, index.step))
+        else:
+            lo, hi = int(index.min()), int(index.max()) + 1
+            box.append(slice(lo, hi))
+            relative.append(index - lo)
     return tuple(box), tuple(relative)

@@ -18,8 +18,9 @@ from zarrx.codecs.scratch import scratch
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.executor import BackgroundWrites, run_all
 from zarrx.engine.place import place
-from zarrx.engine.plan import ChunkProjection
+from zarrx.engine.plan import ChunkProjection, plan
 from zarrx.errors import CodecError
+from zarrx.selection.layout import Layout
 
 #: All of a chunk, into all of a buffer of its shape.
 WHOLE = ChunkProjection((), (Ellipsis,), (Ellipsis,), True)
@@ -29,6 +30,14 @@ def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
     """The projection's slices span the whole stored chunk (no fill needed around them)."""
     return not p.fancy and all(s.start == 0 and s.stop == n and s.step == 1
                for s, n in zip(p.chunk_selection, shape))
+
+
+def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
+    """Write ``value`` (NumPy's result shape for the selection, the array's dtype) into
+    the cells the selection of ``layout`` names; where several name one cell, the last
+    wins, as in NumPy."""
+    if value.size:
+        write_from(cs, plan(cs.meta.chunk_grid, cs.meta.shape, layout), layout.buffer_of(value))
 
 
 def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:

@@ -20,9 +20,9 @@ from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
-from zarrx.codecs.bytes import has_byte_order
-from zarrx.codecs.numcodecs_compat import numcodecs_codec, to_numcodecs_config
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.core import has_byte_order
+from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.variable import STRING
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
@@ -54,7 +54,15 @@ def _descr(fields: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def parse_dtype(value: Any, *, where: str) -> np.dtype:
-    """A v2 ``dtype``: a NumPy type string or a structured list."""
+    """A v2 ``dtype``: a NumPy type string, a structured list, or the name of a
+    machine-learning type as tensorstore writes it (``"bfloat16"``, ``"int4"``, …). Those
+    names are resolved by zarrx, never by NumPy: with ml_dtypes imported NumPy knows
+    ``"int4"`` too, as a bare dtype whose fill value would be read as raw bytes."""
+    if isinstance(value, str) and ml_name(value):
+        try:
+            return MLDataType.from_json(value).dtype
+        except MetadataError as e:
+            raise type(e)(f"{where}: {e}") from None
     try:
         if isinstance(value, str):
             dtype = np.dtype(value)
@@ -70,6 +78,9 @@ def parse_dtype(value: Any, *, where: str) -> np.dtype:
 
 
 def dtype_to_json(dtype: np.dtype) -> Any:
+    name = ml_name(dtype)
+    if name:
+        return name
     if dtype.fields is not None:
         return [list(d) for d in dtype.descr]
     return dtype.str
@@ -100,8 +111,13 @@ def _endian(dtype: np.dtype) -> str | None:
 def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -> Any:
     """Decode a v2 ``fill_value`` (``None`` reads as zero, or empty for strings)."""
     nat = native(dtype)
+    if ml_name(nat):
+        try:
+            return MLDataType.from_numpy(nat).fill_from_v2(value)
+        except FillValueError as e:
+            raise FillValueError(f"{where}: fill_value: {e}") from None
     if nat.hasobject:
-        if value is None:
+        if no_object_fill(value):
             return "" if text else b""
         if text and isinstance(value, str):
             return value
@@ -146,8 +162,17 @@ def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -
     raise FillValueError(f"{where}: no fill-value encoding for {dtype}")
 
 
+def no_object_fill(value: Any) -> bool:
+    """Whether an object array's ``fill_value`` means "no fill": ``null``, or ``0``, which
+    zarr-python 2 writes for object arrays by default (numcodecs' vlen codecs store 0 and
+    None as the empty element, and so does zarrx)."""
+    return value is None or (type(value) is int and value == 0)
+
+
 def fill_to_json(dtype: np.dtype, value: Any) -> Any:
     nat = native(dtype)
+    if ml_name(nat):
+        return MLDataType.from_numpy(nat).fill_to_v2(value)
     if nat.hasobject:
         return value if isinstance(value, str) else base64.standard_b64encode(value).decode()
     scalar = np.asarray(value, dtype=nat)[()]
@@ -179,10 +204,28 @@ def fill_to_json(dtype: np.dtype, value: Any) -> Any:
 def _codec(value: Any, *, where: str) -> Any:
     if not isinstance(value, Mapping) or not isinstance(value.get("id"), str):
         raise MetadataError(f"{where}: a codec must be an object with an 'id', got {value!r}")
+    from zarrx.codecs.numcodecs_compat import numcodecs_codec
+
     try:
         return numcodecs_codec(value["id"], value)
     except MetadataError as e:
         raise type(e)(f"{where}: {e}") from None
+
+
+def split_filters(filters: tuple[Any, ...], *, where: str) -> tuple[list[Any], list[Any]]:
+    """v2 ``filters`` as the codec chain places them: those that transform arrays (delta,
+    fixedscaleoffset …) before serialisation, then those that transform bytes (numcodecs'
+    ``shuffle``, which zarr-python 3 writes as a v2 filter) after it, before the
+    compressor. An array filter after a bytes filter has no place in the chain."""
+    array_filters = [f for f in filters if isinstance(f, ArrayArrayCodec)]
+    bytes_filters = [f for f in filters if not isinstance(f, ArrayArrayCodec)]
+    if list(filters) != array_filters + bytes_filters:
+        raise MetadataError(
+            f"{where}: filter {array_filters[-1].name!r} transforms arrays but comes after "
+            f"{bytes_filters[0].name!r}, which transforms bytes; zarrx applies array filters "
+            "first"
+        )
+    return array_filters, bytes_filters
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,10 +304,12 @@ class ArrayMetadataV2:
             if self.stored_dtype.hasobject:
                 chain.append(self._vlen())
             else:
-                if self.filters or self.stored_dtype.fields is not None:
+                array_filters, bytes_filters = split_filters(self.filters, where="v2 array")
+                if array_filters or self.stored_dtype.fields is not None:
                     chain.append(StoredOrder(self.stored_dtype))
-                chain.extend(self.filters)
+                chain.extend(array_filters)
                 chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+                chain.extend(bytes_filters)
             if self.compressor is not None:
                 chain.append(self.compressor)
             cached = CodecPipeline(chain, where="v2 array").evolve(
@@ -318,7 +363,8 @@ class ArrayMetadataV2:
                 where=where,
                 text=bool(vlen) and vlen[0]["id"] == "vlen-utf8",
             ),
-            fill_is_null=doc["fill_value"] is None,
+            fill_is_null=doc["fill_value"] is None or (
+                dtype.hasobject and no_object_fill(doc["fill_value"])),
             order=doc["order"],
             dimension_separator=separator,
             attributes=parse_attributes(attributes, where=where),
@@ -331,6 +377,8 @@ class ArrayMetadataV2:
         return meta
 
     def to_json(self) -> dict[str, Any]:
+        from zarrx.codecs.numcodecs_compat import to_numcodecs_config
+
         itemsize = self.dtype.itemsize
         doc: dict[str, Any] = {
             "zarr_format": 2,

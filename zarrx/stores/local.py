@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx.abc.store import ByteRange, Store
@@ -70,6 +70,19 @@ def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
         raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
 
 
+def _name_max(root: str) -> int:
+    """The longest file name (bytes) the file system under ``root`` stores."""
+    directory = root
+    while True:
+        try:
+            return int(os.pathconf(directory, "PC_NAME_MAX"))
+        except (OSError, ValueError, AttributeError):  # no such directory yet, or no pathconf
+            parent = os.path.dirname(directory)
+            if parent == directory or not hasattr(os, "pathconf"):
+                return 255
+            directory = parent
+
+
 class LocalStore(Store):
     """A directory store: key ``"a/b/c"`` is the file ``root/a/b/c``."""
 
@@ -80,6 +93,7 @@ class LocalStore(Store):
         # The real root, resolved once: every path is checked against it.
         self._root = os.path.realpath(os.fspath(root))
         self._root_sep = self._root.rstrip(os.sep) + os.sep
+        self._name_max = _name_max(self._root)
 
     @property
     def root(self) -> Path:
@@ -170,8 +184,26 @@ class LocalStore(Store):
         return os.path.isfile(self._path(key))
 
     # -- writeable ----------------------------------------------------------------
+    def check_keys(self, keys: Iterable[str]) -> None:
+        """Keys whose file or directory names exceed the file system's name limit
+        (``NAME_MAX``, 255 bytes on most file systems) are refused before any write:
+        Zarr allows such names (a 250-character node name plus ``.group.json``), the file
+        system does not."""
+        for key in keys:
+            validate_key(key)
+            for name in key.split("/"):
+                size = len(name.encode("utf-8", "surrogatepass"))
+                if size > self._name_max:
+                    raise InvalidKeyError(
+                        f"cannot store key {key!r} in {self._root!r}: its name "
+                        f"{name[:40] + '…' if len(name) > 40 else name!r} is {size} bytes, "
+                        f"over the file system's limit of {self._name_max} bytes per file or "
+                        "directory name (NAME_MAX); choose a shorter node name"
+                    )
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self._check_writable(key)
+        self.check_keys((key,))
         path = self._path(key)
         view = memoryview(value)  # TypeError for str, int ... before touching the disk
         if not view.c_contiguous:
@@ -238,7 +270,7 @@ class LocalStore(Store):
             yield
             return
         # ...so does its lock file: the same directory, a name without a separator.
-        lock_file = os.path.join(directory, lock_name(name))
+        lock_file = os.path.join(directory, lock_name(name, self._name_max))
         with locks.hold_file_lock(lock_file, repr(key)) as made_directory:
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there
