@@ -4,6 +4,7 @@ import os
 import shutil
 import signal
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -619,3 +620,21 @@ def test_set_refuses_names_over_the_limit(root: Path) -> None:
     with pytest.raises(InvalidKeyError, match="NAME_MAX"):
         store.set("a/" + "é" * (limit // 2 + 1), b"x")  # characters of 2 bytes each
     assert store.list() == []
+
+
+def test_updates_that_write_nothing_prune_while_others_make_the_same_directories(
+    root: Path,
+) -> None:
+    """An update that leaves no key prunes the directories its lock made, while other
+    threads make the same directories for their lock and temporary files: none fails."""
+    store = LocalStore(root)
+
+    def work(n: int) -> None:
+        for i in range(150):
+            key = f"c/{i % 3}/0/1/{n}"
+            store.atomic_update(key, (lambda old: None) if (i + n) % 2 else (lambda old: b"v"))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(8)))
+    assert all(v == b"v" for v in _files(root).values())
+    assert store.list() == sorted(_files(root))  # no lock or temporary file left

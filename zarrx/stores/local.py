@@ -228,9 +228,10 @@ class LocalStore(Store):
     def _open_temp(directory: str) -> tuple[int, str]:
         """Create a temporary file in ``directory`` (made if needed) with default permissions.
 
-        A concurrent erase may remove an empty parent between makedirs and open: retry.
+        A concurrent erase or update may remove an empty parent between makedirs and open,
+        or while makedirs runs: retry.
         """
-        attempts = 8
+        attempts = 64
         while True:
             tmp = os.path.join(directory, TEMP_PREFIX + os.urandom(8).hex())
             try:
@@ -239,7 +240,8 @@ class LocalStore(Store):
                 attempts -= 1
                 if not attempts:
                     raise
-            os.makedirs(directory, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.makedirs(directory, exist_ok=True)
 
     def erase(self, key: str) -> None:
         self._check_writable(key)

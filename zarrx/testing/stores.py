@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Snapshot, Store
 from zarrx.errors import InvalidKeyError, ReadOnlyError
 from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
 
@@ -140,7 +140,7 @@ class CountingStore(Store):
         super().__init__(read_only=inner.read_only)
         self.inner = inner
         self.batched_reads = inner.batched_reads
-        self.supports_locking = inner.supports_locking
+        self.atomic_updates = inner.atomic_updates  # its updates are the inner store's
         self.calls: list[tuple[str, Any]] = []
 
     def counts(self) -> dict[str, int]:
@@ -192,6 +192,21 @@ class CountingStore(Store):
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         self.calls.append(("list_dir", prefix))
         return self.inner.list_dir(prefix)
+
+    def lock(self, key: str) -> Any:
+        return self.inner.lock(key)
+
+    def get_with_version(self, key: str) -> Snapshot:
+        self.calls.append(("get", key))
+        return self.inner.get_with_version(key)
+
+    def get_many_with_version(self, keys: Sequence[str]) -> list[Snapshot]:
+        self.calls.append(("get_many", list(keys)))
+        return self.inner.get_many_with_version(keys)
+
+    def set_if(self, key: str, value: Any, version: Any) -> bool:
+        self.calls.append(("set_if", key))
+        return self.inner.set_if(key, value, version)
 
     def __repr__(self) -> str:
         return f"CountingStore({self.inner!r})"
