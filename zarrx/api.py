@@ -26,7 +26,7 @@ from zarrx.metadata.io import (
     normalize_path,
     read_node,
     read_node_consolidated,
-    write_node,
+    update_node,
 )
 from zarrx.metadata.json import dump_json
 from zarrx.metadata.model import Unreadable
@@ -229,12 +229,12 @@ def consolidate_metadata(
     meta = group.metadata
     if meta.zarr_format == 2:
         key = f"{p}/{consolidated.V2_KEY}" if p else consolidated.V2_KEY
-        s.set(key, dump_json(consolidated.to_v2(meta, entries)))
+        s.set(key, dump_json(consolidated.to_v2(meta, entries)))  # a whole new snapshot
     elif meta.zarr_format == 3:
-        meta = replace(
-            meta, extra={**meta.extra, "consolidated_metadata": consolidated.to_v3(entries)}
-        )
-        write_node(s, p, meta)
+        inline = consolidated.to_v3(entries)
+        # Into the group's document as it is now: attributes set meanwhile are kept.
+        update_node(s, p, meta, lambda now: replace(
+            now, extra={**now.extra, "consolidated_metadata": inline}))
     else:
         raise ArgumentError(f"zarr_format {meta.zarr_format!r} has no consolidated metadata")
     return open_group(s, mode="r", path=p)

@@ -24,6 +24,9 @@ _DEFAULTS: dict[str, Any] = {
     # ``pickle``): unpickling runs any code the writer of the data chose. Only for data
     # from a source trusted as much as the code this process runs.
     "allow_pickle": False,
+    # How often a read-modify-write on a store with conditional writes (an object store) is
+    # tried when other writers keep changing the value between its read and its write.
+    "update_attempts": 64,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
@@ -48,8 +51,9 @@ def set(**values: Any) -> Any:
     unknown = values.keys() - _settings.keys()
     if unknown:
         raise KeyError(f"unknown zarrx settings {sorted(unknown)}; known: {sorted(_settings)}")
-    if "threads" in values and (not isinstance(values["threads"], int) or values["threads"] < 1):
-        raise ValueError(f"threads must be a positive integer, got {values['threads']!r}")
+    for name in ("threads", "update_attempts"):
+        if name in values and (not isinstance(values[name], int) or values[name] < 1):
+            raise ValueError(f"{name} must be a positive integer, got {values[name]!r}")
     for flag in ("write_empty_chunks", "allow_pickle"):
         if flag in values and not isinstance(values[flag], bool):
             raise ValueError(f"{flag} must be True or False, got {values[flag]!r}")

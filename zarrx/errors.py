@@ -171,3 +171,9 @@ class CopyError(ZarrxError, RuntimeError):
 
 
 __all__ += ["CopyError"]
+class UpdateConflictError(StoreError):
+    """A read-modify-write kept meeting other writers' changes and gave up (the value it
+    read changed before it could write, every time it tried)."""
+
+
+__all__ += ["UpdateConflictError"]

@@ -26,6 +26,7 @@ from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
     creates_parent_groups,
+    ensure_node,
     erase_tree,
     erase_unreadable,
     find_node,
@@ -106,8 +107,8 @@ def prepare_path(
         erase_node(store, path, existing)
     if creates_parent_groups(zarr_format):
         for parent, meta in found.items():
-            if meta is None:
-                write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
+            if meta is None:  # unless another writer has made it meanwhile
+                ensure_node(store, parent, LAYOUTS[zarr_format].new_group({}))
 
 
 def create_node(store: Store, path: str, meta: Any, *, overwrite: bool = False) -> Any:
@@ -117,8 +118,8 @@ def create_node(store: Store, path: str, meta: Any, *, overwrite: bool = False) 
     Returns the metadata written (a draft node adopts the store's entry point)."""
     meta, pending = prepare_store(store, path, meta)
     prepare_path(store, path, overwrite, meta.zarr_format, group=meta.node_type == "group")
-    for key, value in pending.items():  # a new draft hierarchy's entry point
-        store.set(key, value)
+    for key, value in pending.items():  # a new draft hierarchy's entry point...
+        store.atomic_update(key, lambda old, new=value: new if old is None else old)  # ...once
     write_node(store, path, meta)
     return meta
 

@@ -6,7 +6,8 @@ non-empty segments (seed 000). On top of the seed we refuse whatever could make 
 mean something else on some backend: a leading ``/``, ``.`` and ``..`` segments,
 backslashes, control characters, lone surrogates (not encodable as UTF-8) and Windows
 drive forms (``C:``). Segments starting with :data:`TEMP_PREFIX` are reserved for the
-temporary files of atomic writes, so such a file can never be listed as a key.
+temporary files of atomic writes, and segments starting with :data:`LOCK_PREFIX` for the
+lock files of atomic updates, so neither can ever be listed, read or erased as a key.
 """
 
 from __future__ import annotations
@@ -18,6 +19,23 @@ from zarrx.errors import InvalidKeyError
 
 TEMP_PREFIX = ".zarrx-tmp-"
 """Reserved segment prefix: stores write temporary files under names that start with it."""
+LOCK_PREFIX = ".zarrx-lock-"
+"""Reserved segment prefix of lock files (:func:`lock_name`)."""
+
+
+def lock_name(name: str, name_max: int = 255) -> str:
+    """The name of the lock file of a key whose last segment is ``name``, in the same
+    directory: ``zarr.json`` -> ``.zarrx-lock-zarr.json.lock``. It is never a key, and it
+    ends like no metadata document (a reader that finds nodes by their documents' suffix,
+    as the 2020 draft's ``*.array.json``, never takes it for one). A name that would
+    exceed the file system's ``name_max`` bytes uses a digest of ``name`` instead."""
+    lock = f"{LOCK_PREFIX}{name}.lock"
+    if len(lock.encode("utf-8", "surrogatepass")) > name_max:
+        import hashlib
+
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+        lock = f"{LOCK_PREFIX}{digest}.lock"
+    return lock
 
 # Most keys are plain ASCII names ("c/0/1", "zarr.json"): one fullmatch accepts them.
 _PLAIN = re.compile(r"[\w\-][\w.\-]*(?:/[\w\-][\w.\-]*)*", re.ASCII).fullmatch
@@ -27,7 +45,7 @@ _BAD = re.compile(
     r"|^/|/$|//"  # leading, trailing or doubled separator
     r"|(?:^|/)\.\.?(?:/|$)"  # "." or ".." segment
     r"|(?:^|/)[A-Za-z]:"  # Windows drive form
-    r"|(?:^|/)" + re.escape(TEMP_PREFIX)
+    r"|(?:^|/)(?:" + re.escape(TEMP_PREFIX) + "|" + re.escape(LOCK_PREFIX) + ")"
 )
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -40,6 +58,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|/)\.\.?(?:/|$)"), "it has a '.' or '..' segment"),
     (re.compile(r"(?:^|/)[A-Za-z]:"), "it has a Windows drive form such as 'C:'"),
     (re.compile(r"(?:^|/)" + re.escape(TEMP_PREFIX)), f"{TEMP_PREFIX!r} is reserved"),
+    (re.compile(r"(?:^|/)" + re.escape(LOCK_PREFIX)), f"{LOCK_PREFIX!r} is reserved"),
 )
 
 
