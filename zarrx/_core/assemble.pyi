@@ -1,4 +1,7 @@
-"""Byte-level assembly kernels: strided copy with byte swapping, fill, fill test (nogil)."""
+"""Byte-level assembly kernels: strided copy with byte swapping, fill, fill test (nogil).
+
+What each function takes, checks, trusts and guarantees: ``zarrx/_core/README.md``.
+"""
 
 import numpy as np
 from typing_extensions import Buffer

@@ -1,4 +1,7 @@
-"""Chunk-index math for one axis of a regular chunk grid (Cython, GIL released)."""
+"""Chunk-index math for one axis of a regular chunk grid (Cython, GIL released).
+
+What each function takes, checks, trusts and guarantees: ``zarrx/_core/README.md``.
+"""
 
 import numpy as np
 import numpy.typing as npt
