@@ -49,7 +49,7 @@ class Attributes(MutableMapping[str, Any]):
 
         self._node._change_attributes(drop)
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Set several keys with one metadata write, keeping every other key."""
         changes = _checked(dict(other, **kwargs))
         self._node._change_attributes(lambda attrs: {**attrs, **changes})

@@ -106,7 +106,8 @@ class Group(Node):
                 if max_depth is None or rel.count("/") <= max_depth]
         else:
             found = list_members(self._store, self._path, self._metadata, max_depth)
-        out, skipped = [], []
+        out: list[tuple[str, Any]] = []
+        skipped: list[str] = []
         for rel, meta in found:
             if any(rel.startswith(s + "/") for s in skipped):
                 continue  # below a member that cannot be opened

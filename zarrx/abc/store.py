@@ -187,7 +187,7 @@ class Store(ABC):
         versions give ``None``)."""
         return Snapshot(self.get(key))
 
-    def get_many_with_version(self, keys: Sequence[str]) -> list[Snapshot]:
+    def get_many_with_version(self, keys: Sequence[str]) -> builtins.list[Snapshot]:
         """:meth:`get_with_version` of many keys at once."""
         return [Snapshot(value) for value in self.get_many([(key, None) for key in keys])]
 

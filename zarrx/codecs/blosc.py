@@ -68,7 +68,7 @@ def _load() -> ModuleType:
     """numcodecs.blosc, configured for calls from many threads at once."""
     global _lib
     if _lib is None:
-        lib = imports.import_module("numcodecs.blosc")
+        lib: Any = imports.import_module("numcodecs.blosc")
         # The *_ctx calls: one internal thread, no global context, no lock. A process-wide
         # flag, set once (zarr-python sets it on import); numcodecs also takes this path
         # on its own in any thread but the main one.

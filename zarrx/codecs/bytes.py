@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 
@@ -66,13 +66,14 @@ def as_byte_view(data: Buffer, codec: str) -> memoryview:
 def _native_fields(dtype: np.dtype) -> bool:
     """Whether every field of a record (nested ones too) is in the machine's order."""
     if dtype.fields is not None:
-        return all(_native_fields(dtype.fields[n][0]) for n in dtype.names)
+        return all(_native_fields(dtype.fields[n][0]) for n in dtype.names or ())
     return dtype.byteorder in "=|"
 
 
-def _fields_in_order(dtype: np.dtype, order: str) -> np.dtype:
+def _fields_in_order(dtype: np.dtype, order: Any) -> np.dtype:
     if dtype.fields is not None:
-        return np.dtype([(n, _fields_in_order(dtype.fields[n][0], order)) for n in dtype.names])
+        return np.dtype([(n, _fields_in_order(dtype.fields[n][0], order))
+                         for n in dtype.names or ()])
     return dtype.newbyteorder(order) if dtype.byteorder != "|" else dtype
 
 
@@ -145,7 +146,7 @@ class BytesCodec(ArrayBytesCodec):
         after the chain has put each field in its stored order) are stored as they are."""
         if self.endian is None or not has_byte_order(spec.dtype):
             return spec.dtype
-        order = "<" if self.endian == "little" else ">"
+        order: Literal["<", ">"] = "<" if self.endian == "little" else ">"
         if spec.dtype.fields:
             return _fields_in_order(spec.dtype, order) if _native_fields(spec.dtype) else (
                 spec.dtype)

@@ -52,7 +52,7 @@ def resolve(value: Any) -> Any:
 def _little(dtype: np.dtype) -> np.dtype:
     """``dtype`` with every multi-byte field little endian (the packed element's bytes)."""
     if dtype.fields is not None:
-        return np.dtype([(n, _little(dtype.fields[n][0])) for n in dtype.names])
+        return np.dtype([(n, _little(dtype.fields[n][0])) for n in dtype.names or ()])
     return dtype.newbyteorder("<") if dtype.byteorder in "<>=" else dtype
 
 
@@ -123,8 +123,8 @@ class StructDataType:
                 f"structured dtype {dtype} has padding or reordered offsets; struct fields "
                 "are packed in order (NumPy's default, not align=True)"
             )
-        fields = []
-        for n in dtype.names:
+        fields: list[tuple[str, Any]] = []
+        for n in dtype.names or ():
             field = dtype.fields[n][0]
             if field.subdtype is not None:
                 raise UnknownDataTypeError(

@@ -8,6 +8,7 @@ reading a node fetches the candidate documents of every format in one ``get_many
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from zarrx.abc.store import Store
@@ -244,7 +245,17 @@ def ensure_node(store: Store, path: str, meta: Any) -> None:
     node another writer made meanwhile (a parent group two writers both found missing)
     keeps its documents, attributes included."""
     for key, value in layout_of(meta).documents(path, meta).items():
-        store.atomic_update(key, lambda old, new=value: new if old is None else old)
+        ensure_document(store, key, value)
+
+
+def ensure_document(store: Store, key: str, value: bytes) -> None:
+    """Write ``value`` at ``key`` unless another value is there, as one atomic update."""
+    store.atomic_update(key, partial(_unless_present, value))
+
+
+def _unless_present(new: bytes, old: bytes | None) -> bytes:
+    """The update that writes ``new`` where nothing is, and keeps what is there."""
+    return new if old is None else old
 
 
 def update_node(

@@ -26,6 +26,7 @@ from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
     creates_parent_groups,
+    ensure_document,
     ensure_node,
     erase_tree,
     erase_unreadable,
@@ -119,7 +120,7 @@ def create_node(store: Store, path: str, meta: Any, *, overwrite: bool = False) 
     meta, pending = prepare_store(store, path, meta)
     prepare_path(store, path, overwrite, meta.zarr_format, group=meta.node_type == "group")
     for key, value in pending.items():  # a new draft hierarchy's entry point...
-        store.atomic_update(key, lambda old, new=value: new if old is None else old)  # ...once
+        ensure_document(store, key, value)  # ...once
     write_node(store, path, meta)
     return meta
 

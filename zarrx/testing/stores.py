@@ -12,6 +12,7 @@ executable form of :mod:`zarrx.abc.store`.
 
 from __future__ import annotations
 
+import builtins
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -185,11 +186,11 @@ class CountingStore(Store):
         self.calls.append(("list", None))
         return self.inner.list()
 
-    def list_prefix(self, prefix: str) -> list[str]:
+    def list_prefix(self, prefix: str) -> builtins.list[str]:
         self.calls.append(("list_prefix", prefix))
         return self.inner.list_prefix(prefix)
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         self.calls.append(("list_dir", prefix))
         return self.inner.list_dir(prefix)
 
@@ -200,7 +201,7 @@ class CountingStore(Store):
         self.calls.append(("get", key))
         return self.inner.get_with_version(key)
 
-    def get_many_with_version(self, keys: Sequence[str]) -> list[Snapshot]:
+    def get_many_with_version(self, keys: Sequence[str]) -> builtins.list[Snapshot]:
         self.calls.append(("get_many", list(keys)))
         return self.inner.get_many_with_version(keys)
 

@@ -112,12 +112,12 @@ def _parse(spec: ArraySpec | GroupSpec, where: str) -> Any:
     if spec.zarr_format == v3_draft.FORMAT:
         if isinstance(spec, GroupSpec) and spec.implicit:
             return v3_draft.GroupMetadataDraft(implicit=True)
-        doc = {**thaw(spec.properties), "attributes": thaw(spec.attributes)}
+        doc: dict[str, Any] = {**thaw(spec.properties), "attributes": thaw(spec.attributes)}
         if isinstance(spec, GroupSpec):
             return v3_draft.GroupMetadataDraft.from_json(doc, where=where)
         return v3_draft.ArrayMetadataDraft.from_json(doc, where=where)
     if spec.zarr_format == 3:
-        doc: dict[str, Any] = {"zarr_format": 3, "node_type": spec.node_type,
+        doc = {"zarr_format": 3, "node_type": spec.node_type,
                                "attributes": thaw(spec.attributes), **thaw(spec.properties)}
         return v3.node_from_json(doc, where=where)
     attributes = thaw(spec.attributes)

@@ -88,7 +88,7 @@ def display_path(path: str) -> str:
 class _Spec(ABC):
     """What arrays and groups share."""
 
-    zarr_format: int
+    zarr_format: int | str  # 2, 3 or "3-draft"
     attributes: Mapping[str, Any]
     properties: Mapping[str, Any]
     node_type: ClassVar[str]
@@ -520,7 +520,7 @@ class GroupSpec(_Spec):
         )
 
 
-def _node_kind(doc: Mapping[str, Any], fmt: int) -> str:
+def _node_kind(doc: Mapping[str, Any], fmt: int | str) -> str:
     declared = doc.get("node_type")
     if declared in ("array", "group"):
         return declared
@@ -536,7 +536,7 @@ def _node_kind(doc: Mapping[str, Any], fmt: int) -> str:
     )
 
 
-def _build(doc: Mapping[str, Any], fmt: int, path: str) -> ArraySpec | GroupSpec:
+def _build(doc: Mapping[str, Any], fmt: int | str, path: str) -> ArraySpec | GroupSpec:
     where = display_path(path)
     try:
         kind = _node_kind(doc, fmt)

@@ -309,7 +309,7 @@ def _lenient_v2() -> dict[str, Any]:
     return schema
 
 
-_SCHEMAS: dict[tuple[int, bool], dict[str, Any]] = {
+_SCHEMAS: dict[tuple[int | str, bool], dict[str, Any]] = {
     (3, False): V3_SCHEMA,
     (2, False): V2_SCHEMA,
     (3, True): _lenient_v3(),
@@ -317,7 +317,7 @@ _SCHEMAS: dict[tuple[int, bool], dict[str, Any]] = {
 }
 
 
-def json_schema(zarr_format: int = 3, *, lenient: bool = False) -> dict[str, Any]:
+def json_schema(zarr_format: int | str = 3, *, lenient: bool = False) -> dict[str, Any]:
     """The JSON Schema of a ZOM hierarchy (a group document) for ``zarr_format`` 3 or 2."""
     try:
         return copy.deepcopy(_SCHEMAS[(zarr_format, bool(lenient))])
@@ -328,14 +328,17 @@ def json_schema(zarr_format: int = 3, *, lenient: bool = False) -> dict[str, Any
         ) from None
 
 
-def node_schema(zarr_format: int, node_type: str, *, lenient: bool = False) -> dict[str, Any]:
+def node_schema(
+    zarr_format: int | str, node_type: str, *, lenient: bool = False
+) -> dict[str, Any]:
     """The schema of one node (``"array"`` or ``"group"``), with its definitions."""
     schema = _SCHEMAS[(zarr_format, lenient)]
     defs_key = "$defs" if zarr_format == 3 else "definitions"
-    name = {
+    names: dict[tuple[int | str, str], str] = {
         (3, "array"): "ArraySpec", (3, "group"): "GroupSpec",
         (2, "array"): "Array", (2, "group"): "Group",
-    }[(zarr_format, node_type)]
+    }
+    name = names[(zarr_format, node_type)]
     return {defs_key: schema[defs_key], "$ref": f"#/{defs_key}/{name}"}
 
 
@@ -503,7 +506,7 @@ def check_json(doc: Any, schema: Mapping[str, Any], *, where: str = "ZOM documen
         raise MetadataError(f"{where} does not match the Zarr object model:\n  {shown}{more}")
 
 
-def detect_format(doc: Any, *, default: int | None = None) -> int:
+def detect_format(doc: Any, *, default: int | str | None = None) -> int | str:
     """The ZOM format of a document: its ``zarr_format`` (or the seed's ``zarr_version``);
     3 when it has a ``node_type``; else ``default``."""
     if isinstance(doc, Mapping):
@@ -512,7 +515,7 @@ def detect_format(doc: Any, *, default: int | None = None) -> int:
             if value in (2, 3) and not isinstance(value, bool):
                 return int(value)
             if value == "3-draft" and key == "zarr_format":
-                return value  # type: ignore[return-value]
+                return value
             if value is not None:
                 raise MetadataError(
                     f"ZOM document: {key} must be 2, 3 or '3-draft', got {value!r}"
