@@ -638,3 +638,24 @@ def test_updates_that_write_nothing_prune_while_others_make_the_same_directories
         list(pool.map(work, range(8)))
     assert all(v == b"v" for v in _files(root).values())
     assert store.list() == sorted(_files(root))  # no lock or temporary file left
+
+
+def test_make_directory_tolerates_a_concurrent_prune(tmp_path, monkeypatch):
+    """makedirs(exist_ok=True) raises FileExistsError when the directory is pruned between
+    mkdir's "exists" and its own check (seen in CI with concurrent lock-file clean-up):
+    that is a race for the caller's next attempt, while a file in the way stays an error."""
+    from zarrx.stores import locks
+
+    target = tmp_path / "a" / "b"
+
+    def pruned_meanwhile(path, exist_ok=False):
+        raise FileExistsError(17, "File exists", str(path))
+
+    monkeypatch.setattr(locks.os, "makedirs", pruned_meanwhile)
+    assert locks.make_directory(str(target)) is False
+    monkeypatch.undo()
+    assert locks.make_directory(str(target)) is True
+    assert target.is_dir()
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(FileExistsError):
+        locks.make_directory(str(tmp_path / "file"))

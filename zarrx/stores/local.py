@@ -241,8 +241,7 @@ class LocalStore(Store):
                 attempts -= 1
                 if not attempts:
                     raise
-            with contextlib.suppress(FileNotFoundError):
-                os.makedirs(directory, exist_ok=True)
+            locks.make_directory(directory)
 
     def erase(self, key: str) -> None:
         self._check_writable(key)

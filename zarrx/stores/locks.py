@@ -103,9 +103,22 @@ def _open(path: str, made: list[str]) -> int:
             attempts -= 1
             if not attempts:
                 raise
-        with contextlib.suppress(FileNotFoundError):  # a parent pruned while we made it
-            os.makedirs(directory, exist_ok=True)
+        if make_directory(directory):
             made.append(directory)
+
+
+def make_directory(directory: str) -> bool:
+    """``os.makedirs(directory, exist_ok=True)`` while other writers may prune empty
+    directories: a parent pruned under us (``FileNotFoundError``), or the directory pruned
+    between ``mkdir``'s "exists" and makedirs' check of it (``FileExistsError``), leave it
+    to the caller's next attempt. Whether this call got as far as making it."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except (FileNotFoundError, FileExistsError):
+        if os.path.lexists(directory) and not os.path.isdir(directory):
+            raise  # a file where the directory should be: not a race
+        return False
+    return True
 
 
 def _same(a: int, b: int) -> bool:
