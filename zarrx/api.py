@@ -20,12 +20,14 @@ from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
     creates_parent_groups,
+    ensure_node,
     erase_tree,
     find_node,
     normalize_path,
     prepare_store,
     read_node,
     read_node_consolidated,
+    update_node,
     write_node,
 )
 from zarrx.metadata.json import dump_json
@@ -65,8 +67,8 @@ def _prepare_path(
         parent = "/".join(parts[:i])
         meta = find_node(store, parent)
         if meta is None:
-            if creates_parent_groups(zarr_format):
-                write_node(store, parent, LAYOUTS[zarr_format].new_group({}))
+            if creates_parent_groups(zarr_format):  # unless another writer just did
+                ensure_node(store, parent, LAYOUTS[zarr_format].new_group({}))
         elif meta.node_type == "array":
             raise NodeTypeError(f"cannot create {path!r}: {parent or '/'!r} is an array")
 
@@ -253,12 +255,12 @@ def consolidate_metadata(
     meta = group.metadata
     if meta.zarr_format == 2:
         key = f"{p}/{consolidated.V2_KEY}" if p else consolidated.V2_KEY
-        s.set(key, dump_json(consolidated.to_v2(meta, entries)))
+        s.set(key, dump_json(consolidated.to_v2(meta, entries)))  # a whole new snapshot
     elif meta.zarr_format == 3:
-        meta = replace(
-            meta, extra={**meta.extra, "consolidated_metadata": consolidated.to_v3(entries)}
-        )
-        write_node(s, p, meta)
+        inline = consolidated.to_v3(entries)
+        # Into the group's document as it is now: attributes set meanwhile are kept.
+        update_node(s, p, meta, lambda now: replace(
+            now, extra={**now.extra, "consolidated_metadata": inline}))
     else:
         raise ArgumentError(f"zarr_format {meta.zarr_format!r} has no consolidated metadata")
     return open_group(s, mode="r", path=p)

@@ -33,8 +33,8 @@ class Array(Node):
         super().__init__(store, path, metadata, read_only=read_only)
         self._chunk_store = ChunkStore(store, data_prefix(path, metadata), metadata, self.name)
 
-    def _write_metadata(self, metadata: Any) -> None:
-        super()._write_metadata(metadata)
+    def _adopt(self, metadata: Any) -> None:
+        super()._adopt(metadata)
         self._chunk_store = ChunkStore(
             self._store, data_prefix(self._path, metadata), metadata, self.name
         )
@@ -42,8 +42,7 @@ class Array(Node):
     # -- description ------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        domain = self._domain
-        return self._metadata.shape if domain is None else domain[1]
+        return _visible_shape(self._metadata)
 
     # -- extensions: index domain and write hooks -------------------------------------------
     @property
@@ -66,9 +65,10 @@ class Array(Node):
         entries = getattr(self._metadata, "extensions", ())
         if not entries or not written.size:
             return
-        updated = tuple((getattr(e, "after_write", lambda _: None)(written) or e) for e in entries)
-        if updated != entries:
-            self._write_metadata(replace(self._metadata, extensions=updated))
+        if _after_write(entries, written) != entries:  # (stored as they are now, merged)
+            self._update_metadata(
+                lambda meta: replace(meta, extensions=_after_write(meta.extensions, written))
+            )
 
     @property
     def dtype(self) -> np.dtype:
@@ -252,11 +252,7 @@ class Array(Node):
         array again shows the fill value there, never stale data."""
         self._check_writable("resize")
         new = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        new = tuple(int(s) for s in new)
-        if len(new) != self.ndim or any(s < 0 for s in new):
-            raise ShapeError(f"{self.name}: cannot resize {self.shape} to {new}")
-        if math.prod(new) > 2**63 - 1:
-            raise ShapeError(f"{self.name}: new shape {new} holds more than 2**63-1 elements")
+        new = self._checked_shape(tuple(int(s) for s in new), self.shape)
         old = self.shape
         grid = self._metadata.chunk_grid
         old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)
@@ -277,27 +273,45 @@ class Array(Node):
                 doomed += map(self._chunk_store.key, itertools.product(*ranges))
         for key in doomed:
             self._store.erase(key)
-        self._write_metadata(self._metadata.with_shape(new))
+        self._update_metadata(lambda meta: meta.with_shape(new))
+
+    def _checked_shape(self, new: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+        """``new`` if the array may take that shape instead of ``old``."""
+        if len(new) != len(old) or any(s < 0 for s in new):
+            raise ShapeError(f"{self.name}: cannot resize {old} to {new}")
+        if math.prod(new) > 2**63 - 1:
+            raise ShapeError(f"{self.name}: new shape {new} holds more than 2**63-1 elements")
+        return new
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Grow along ``axis`` and write ``data`` into the new part; returns the new shape."""
+        """Grow along ``axis`` and write ``data`` into the new part; returns the new shape.
+
+        The growth is one atomic update of the metadata, from the shape the store holds
+        when it is written: concurrent appends (other processes, other machines) each
+        reserve their own rows, and each writes its data there."""
         self._check_writable("append to")
         data = np.asarray(data)
         axis = axis % self.ndim if self.ndim else 0
-        if data.ndim != self.ndim or any(
-            d != s for a, (d, s) in enumerate(zip(data.shape, self.shape)) if a != axis
-        ):
-            raise ShapeError(
-                f"{self.name}: cannot append data of shape {data.shape} to an array of "
-                f"shape {self.shape} along axis {axis}"
-            )
-        old = self.shape[axis]
-        new_shape = tuple(
-            s + data.shape[axis] if a == axis else s for a, s in enumerate(self.shape)
-        )
-        self.resize(new_shape)
-        self[tuple(slice(old, None) if a == axis else slice(None) for a in range(self.ndim))] = data
-        return new_shape
+        reserved: list[tuple[int, ...]] = []  # the shape this append made
+
+        def grow(meta: Any) -> Any:
+            shape = _visible_shape(meta)
+            if data.ndim != len(shape) or any(
+                d != s for a, (d, s) in enumerate(zip(data.shape, shape)) if a != axis
+            ):
+                raise ShapeError(
+                    f"{self.name}: cannot append data of shape {data.shape} to an array of "
+                    f"shape {shape} along axis {axis}"
+                )
+            grown = tuple(s + data.shape[axis] if a == axis else s for a, s in enumerate(shape))
+            reserved[:] = [self._checked_shape(grown, shape)]
+            return meta.with_shape(reserved[0])
+
+        self._update_metadata(grow)
+        end = reserved[0][axis]
+        rows = slice(end - data.shape[axis], end)
+        self[tuple(rows if a == axis else slice(None) for a in range(data.ndim))] = data
+        return reserved[0]
 
 
 class _Indexer:
@@ -341,6 +355,19 @@ class ArrayInfo:
         rows = self.as_dict()
         width = max(map(len, rows))
         return "\n".join(f"{k:<{width}} : {v}" for k, v in rows.items())
+
+
+def _visible_shape(meta: Any) -> tuple[int, ...]:
+    """The shape an array with metadata ``meta`` is indexed with (an extension may change
+    its index domain)."""
+    entries = getattr(meta, "extensions", ())
+    domain = index_domain(entries, meta.shape) if entries else None
+    return meta.shape if domain is None else domain[1]
+
+
+def _after_write(entries: tuple[Any, ...], written: np.ndarray) -> tuple[Any, ...]:
+    """The extension entries after ``written`` was written (statistics, ...)."""
+    return tuple((getattr(e, "after_write", lambda _: None)(written) or e) for e in entries)
 
 
 def _human(n: float) -> str:

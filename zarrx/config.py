@@ -20,6 +20,9 @@ _DEFAULTS: dict[str, Any] = {
     "write_empty_chunks": False,
     # How many chunks one batched store request fetches before decoding starts.
     "batch_chunks": 256,
+    # How often a read-modify-write on a store with conditional writes (an object store) is
+    # tried when other writers keep changing the value between its read and its write.
+    "update_attempts": 64,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
@@ -44,8 +47,9 @@ def set(**values: Any) -> Any:
     unknown = values.keys() - _settings.keys()
     if unknown:
         raise KeyError(f"unknown zarrx settings {sorted(unknown)}; known: {sorted(_settings)}")
-    if "threads" in values and (not isinstance(values["threads"], int) or values["threads"] < 1):
-        raise ValueError(f"threads must be a positive integer, got {values['threads']!r}")
+    for name in ("threads", "update_attempts"):
+        if name in values and (not isinstance(values[name], int) or values[name] < 1):
+            raise ValueError(f"{name} must be a positive integer, got {values[name]!r}")
     previous = {k: _settings[k] for k in values}
     _settings.update(values)
     return _restore(previous)

@@ -132,3 +132,11 @@ class VerificationError(ZarrxError, ValueError):
 
 
 __all__ += ["ArgumentError", "VerificationError"]
+
+
+class UpdateConflictError(StoreError):
+    """A read-modify-write kept meeting other writers' changes and gave up (the value it
+    read changed before it could write, every time it tried)."""
+
+
+__all__ += ["UpdateConflictError"]

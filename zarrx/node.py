@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zarrx.abc.store import Store
 from zarrx.attributes import Attributes
 from zarrx.errors import ReadOnlyError
-from zarrx.metadata.io import write_attributes, write_node
+from zarrx.metadata.io import update_node
 
 
 class Node:
@@ -57,15 +58,23 @@ class Node:
         if self._read_only:
             raise ReadOnlyError(f"cannot {what} {self.name!r}: it was opened read-only")
 
-    def _write_metadata(self, metadata: Any) -> None:
-        write_node(self._store, self._path, metadata)
+    def _update_metadata(self, change: Callable[[Any], Any], *, attributes: bool = False) -> Any:
+        """Apply ``change`` to this node's metadata as it is now in the store, as one atomic
+        update (:func:`~zarrx.metadata.io.update_node`), and adopt the result: changes
+        other writers made meanwhile are kept, never overwritten."""
+        self._adopt(update_node(self._store, self._path, self._metadata, change,
+                                attributes=attributes))
+        return self._metadata
+
+    def _adopt(self, metadata: Any) -> None:
         self._metadata = metadata
 
-    def _replace_attributes(self, attributes: dict[str, Any]) -> None:
+    def _change_attributes(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Replace the attributes by ``change(current attributes)``, atomically."""
         self._check_writable("change attributes of")
-        metadata = self._metadata.with_attributes(attributes)
-        write_attributes(self._store, self._path, metadata)
-        self._metadata = metadata
+        self._update_metadata(
+            lambda meta: meta.with_attributes(change(dict(meta.attributes))), attributes=True
+        )
 
     def __eq__(self, other: object) -> bool:
         return (

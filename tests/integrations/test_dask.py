@@ -175,6 +175,33 @@ def test_distributed_local_cluster_writes_and_reads(tmp_path: Path) -> None:
     assert len(chunk_keys) == target.nchunks == 8 * 8  # none lost
 
 
+
+def test_process_workers_write_parts_of_the_same_shards_without_a_lock(tmp_path: Path) -> None:
+    """dask blocks smaller than the shards, not aligned with them or with the inner chunks,
+    written by ``da.store(lock=False)`` from two worker processes with two threads each:
+    the store's atomic updates keep every value."""
+    from distributed import Client, LocalCluster
+
+    shape = (60, 66)
+    expected = (np.arange(60 * 66, dtype="<i4") * 7 - 5).reshape(shape)
+    root = str(tmp_path / "sharded.zarr")
+    target = zarrx.create_array(root, shape=shape, dtype="<i4", chunks=(10, 11),
+                                shards=(30, 33), fill_value=0)
+    assert target.store.supports_atomic_update
+    source = da.from_array(expected, chunks=(7, 9))  # 9 x 8 blocks over 2 x 2 shards
+    with (
+        LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=2, host="127.0.0.1",
+            dashboard_address=None, local_directory=str(tmp_path / "dask-scratch"),
+        ) as cluster,
+        Client(cluster),
+    ):
+        da.store(source, target, lock=False)
+    np.testing.assert_array_equal(zarrx.open_array(root)[...], expected)
+    assert sorted(LocalStore(root).list()) == [
+        "c/0/0", "c/0/1", "c/1/0", "c/1/1", "zarr.json"]  # no lock file left
+
+
 def test_public_names() -> None:
     assert zarrx.to_dask is to_dask
     assert zarrx.store_dask is store_dask

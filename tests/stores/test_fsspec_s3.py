@@ -444,6 +444,90 @@ def test_synchronous_filesystems_are_wrapped(tmp_path: Path) -> None:
     assert store.list() == ["d"]
 
 
+# -- many writers: conditional writes --------------------------------------------------------
+
+
+def test_s3_updates_are_conditional(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
+    assert store.atomic_updates == "conditional"
+    assert store.supports_atomic_update
+    with s3.recorder.watch() as requests:
+        store.atomic_update("k", lambda old: b"1")  # absent: If-None-Match
+        store.atomic_update("k", lambda old: old + b"2")  # If-Match: its ETag
+    assert [(r.method, r.status) for r in requests] == [
+        ("GET", 404), ("PUT", 200), ("GET", 200), ("PUT", 200)]
+    assert store.get("k") == b"12"
+    off = FsspecStore.from_url(_url(where), storage_options={**s3.options,
+                                                             "conditional_writes": False})
+    assert off.atomic_updates is None
+    assert pickle.loads(pickle.dumps(store)).atomic_updates == "conditional"
+    assert store.with_read_only(False).atomic_updates == "conditional"
+    with pytest.raises(ValueError, match="conditional_writes"):
+        FsspecStore.from_url("memory://x", storage_options={"conditional_writes": True})
+
+
+def test_s3_update_retries_when_another_writer_wins(
+    s3: S3Server, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
+    other = FsspecStore.from_url(_url(where), storage_options=s3.options)
+    store.set("k", b"a")
+    tries = []
+
+    def update(old: bytes | None) -> bytes:
+        tries.append(old)
+        if len(tries) < 3:
+            other.set("k", (old or b"") + b"x")  # another machine writes in between
+        return (old or b"") + b"!"
+
+    with caplog.at_level(logging.DEBUG, logger="zarrx"):
+        assert store.atomic_update("k", update) == b"axx!"
+    assert tries == [b"a", b"ax", b"axx"]
+    assert store.get("k") == b"axx!"
+    conflicts = [r for r in caplog.records if "another writer changed it first" in r.message]
+    assert len(conflicts) == 2  # the retries are in the debug log
+    with zarrx.config.set(update_attempts=2):
+        tries.clear()
+        with pytest.raises(zarrx.errors.UpdateConflictError, match="2 reads and writes"):
+            store.atomic_update("k", lambda old: other.set("k", old + b"y") or old + b"z")
+
+
+def test_s3_writers_in_other_processes_lose_no_inner_chunk(
+    s3: S3Server, where: str, tmp_path: Path
+) -> None:
+    from tests.reliability.writer import WRITERS, Writers, lost_inner_chunks, make_sharded
+
+    url = _url(where, "s.zarr")
+    a = make_sharded(url, storage_options=s3.options)
+    options = json.dumps(s3.options)
+    env = {"NO_PROXY": "127.0.0.1", "AWS_EC2_METADATA_DISABLED": "true"}
+    jobs = [["inner", url, str(w), str(WRITERS), "--options", options] for w in range(WRITERS)]
+    writers = Writers(tmp_path, jobs, env=env)
+    writers.go()
+    writers.finish()
+    assert lost_inner_chunks(a) == []
+
+
+def test_s3_appends_and_attributes_from_other_processes_all_land(
+    s3: S3Server, where: str, tmp_path: Path
+) -> None:
+    from tests.reliability.writer import WRITERS, Writers
+
+    url = _url(where, "x.zarr")
+    zarrx.create_array(url, shape=(0,), dtype="i8", chunks=(4,), storage_options=s3.options)
+    options = json.dumps(s3.options)
+    env = {"NO_PROXY": "127.0.0.1", "AWS_EC2_METADATA_DISABLED": "true"}
+    count = 5
+    jobs = [[job, url, str(w), str(count), "--options", options]
+            for w in range(WRITERS) for job in ("append", "attrs")]
+    writers = Writers(tmp_path, jobs, env=env)
+    writers.go()
+    writers.finish()
+    a = zarrx.open_array(url, storage_options=s3.options)
+    assert sorted(a[...]) == sorted(w * 1000 + i for w in range(WRITERS) for i in range(count))
+    assert a.attrs.asdict() == {f"w{w}-{i}": i for w in range(WRITERS) for i in range(count)}
+
+
 def test_public_names() -> None:
     from zarrx import storage
 

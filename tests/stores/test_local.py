@@ -12,7 +12,7 @@ import zarrx.stores.local as local_module
 from zarrx.abc.store import ByteRange
 from zarrx.engine import executor
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
-from zarrx.stores.keys import TEMP_PREFIX
+from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
 from zarrx.stores.local import LocalStore
 from zarrx.testing.stores import BAD_KEYS, StoreTests
 
@@ -473,3 +473,56 @@ def test_get_many_after_fork(root: Path) -> None:
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+# -- atomic updates: lock files beside the keys ---------------------------------------------
+
+
+def test_lock_file_lives_beside_the_key_while_held_and_goes_after(root: Path) -> None:
+    store = LocalStore(root)
+    seen: list[dict[str, bytes]] = []
+
+    def update(old: bytes | None) -> bytes:
+        seen.append(_files(root))
+        return b"new"
+
+    store.atomic_update("a/c/0", update)
+    assert seen == [{f"a/c/{LOCK_PREFIX}0": b""}]  # with the data, not in a temporary dir
+    assert _files(root) == {"a/c/0": b"new"}  # removed afterwards
+    store.atomic_update("a/c/0", lambda old: None)
+    assert _files(root) == {}
+    assert list(root.iterdir()) == []  # the directories it made are pruned too
+
+
+def test_lock_files_left_by_dead_writers_are_not_keys(root: Path) -> None:
+    store = LocalStore(root)
+    store.set("g/a/c/0", b"chunk")
+    store.set("g/zarr.json", b"{}")
+    (root / "g" / f"{LOCK_PREFIX}zarr.json").write_bytes(b"")  # as a killed writer leaves them
+    (root / "g" / "x").mkdir()
+    (root / "g" / "x" / f"{LOCK_PREFIX}zarr.json").write_bytes(b"")
+    assert store.list() == ["g/a/c/0", "g/zarr.json"]
+    assert store.list_dir("g/") == (["g/zarr.json"], ["g/a/"])  # "x" holds no key
+    with pytest.raises(InvalidKeyError, match="reserved"):
+        store.get(f"g/{LOCK_PREFIX}zarr.json")
+    store.atomic_update("g/zarr.json", lambda old: b"{\"v\": 2}")  # takes the stale lock
+    assert not (root / "g" / f"{LOCK_PREFIX}zarr.json").exists()
+    removed = store.clean_leftovers()
+    assert removed == [str(root / "g" / "x" / f"{LOCK_PREFIX}zarr.json")]
+    store.erase_prefix("g/")
+    assert _files(root) == {}
+
+
+def test_a_symlink_planted_as_lock_file_is_refused(root: Path, outside: Path) -> None:
+    store = LocalStore(root)
+    store.set("k", b"v")
+    target = outside / "victim"
+    target.write_bytes(b"keep")
+    (root / f"{LOCK_PREFIX}k").symlink_to(target)
+    with pytest.raises(StoreError, match="cannot lock"):
+        store.atomic_update("k", lambda old: b"w")
+    assert target.read_bytes() == b"keep"
+    assert store.get("k") == b"v"
+    store.clean_leftovers()  # removes the link, never its target
+    assert target.read_bytes() == b"keep"
+    assert not (root / f"{LOCK_PREFIX}k").is_symlink()

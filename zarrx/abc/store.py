@@ -1,19 +1,44 @@
-"""The store contract: seed 000's abstract store interface, plus byte ranges and batches.
+"""The store contract: seed 000's abstract store interface, plus byte ranges, batches and
+atomic updates.
 
 Keys are ``/``-separated strings without a leading slash, validated before any I/O by
 :func:`zarrx.stores.keys.validate_key`. A store says whether it is readable, writeable and
 listable; an operation it does not support raises :class:`zarrx.errors.ReadOnlyError` (for
 writes) or :class:`TypeError`.
+
+Every read-modify-write in zarrx — a partly written chunk or shard, a metadata document
+changed by ``resize``, ``append`` or an attribute — goes through :meth:`Store.atomic_update`,
+whose one loop is written here. A store takes part by saying how it excludes other writers
+(:attr:`Store.atomic_updates`) and implementing the primitives of that way:
+
+- ``"lock"`` (file systems): :meth:`Store.lock` holds every other writer of the key off —
+  other threads, processes and machines — while the value is read, changed and written;
+- ``"conditional"`` (object stores): :meth:`Store.get_with_version` returns the value with
+  a version token (an ETag, a generation), and :meth:`Store.set_if` writes only if the key
+  still holds that version (``If-Match``), or is still absent (``If-None-Match: *``); the
+  update is read, changed and tried again when another writer got there first.
 """
 
 from __future__ import annotations
 
+import logging
+import random
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any, Literal, final
 
-from zarrx.errors import ReadOnlyError
+from zarrx import config
+from zarrx.errors import ReadOnlyError, UpdateConflictError
+
+_log = logging.getLogger(__name__)
+
+Value = bytes | bytearray | memoryview
+#: What :meth:`Store.atomic_update` applies: the current value (``None``: absent) to the new
+#: one (``None``: erase the key). Returning the very object it was given writes nothing.
+Update = Callable[[bytes | None], Value | None]
 
 
 @dataclass(frozen=True)
@@ -28,6 +53,16 @@ class ByteRange:
     length: int | None = None
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A value read for an update, and the store's version of it: an opaque token that
+    :meth:`Store.set_if` compares (``None`` when the key is absent, or on stores without
+    versions)."""
+
+    value: bytes | None
+    version: Any = None
+
+
 class Store(ABC):
     """A key-value store of bytes."""
 
@@ -37,8 +72,11 @@ class Store(ABC):
     #: High-latency stores set this: the engine then fetches chunks with ``get_many``
     #: batches; otherwise each worker reads its own chunk (less memory in flight).
     batched_reads: bool = False
-    #: Stores whose :meth:`lock` really excludes other writers (threads and processes).
-    supports_locking: bool = False
+    #: How :meth:`atomic_update` excludes every other writer that can reach the store:
+    #: ``"lock"`` (:meth:`lock`), ``"conditional"`` (:meth:`get_with_version` and
+    #: :meth:`set_if`), or ``None``: it cannot, and concurrent updates of one key may lose
+    #: each other's changes (docs/concurrency.md says what to align then).
+    atomic_updates: Literal["lock", "conditional"] | None = None
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -91,10 +129,70 @@ class Store(ABC):
         prefixes end in ``/``.
         """
 
+    # -- atomic updates ---------------------------------------------------------------
+    @property
+    def supports_atomic_update(self) -> bool:
+        """Whether :meth:`atomic_update` is atomic against every writer of the store."""
+        return self.atomic_updates is not None
+
+    @final
+    def atomic_update(self, key: str, update: Update, snapshot: Snapshot | None = None) -> Any:
+        """Replace the value of ``key`` by ``update(value)``, atomically: no other writer's
+        change of ``key`` between the read and the write is lost. ``update`` returns the new
+        value, ``None`` to erase the key, or the value it was given to leave it as it is.
+
+        ``snapshot``: the value read ahead by :meth:`prefetch_for_update`, used for the
+        first try where that is safe. ``update`` may be called more than once (a retry on
+        conditional stores) and must not have other effects. Returns what ``update``
+        returned on the try that was kept. Stores do not override this: they implement
+        the primitives of their :attr:`atomic_updates` way.
+        """
+        self._check_writable(key)
+        if self.atomic_updates == "conditional":
+            return _update_conditionally(self, key, update, snapshot)
+        with self.lock(key):  # a no-op where the store cannot lock
+            if snapshot is None or self.atomic_updates == "lock":
+                old = self.get(key)
+            else:
+                old = snapshot.value
+            new = update(old)
+            if new is not old:
+                if new is None:
+                    self.erase(key)
+                else:
+                    self.set(key, new)
+        return new
+
+    def prefetch_for_update(self, keys: Sequence[str]) -> dict[str, Snapshot]:
+        """The current values of ``keys``, read in one batch ahead of their updates, where
+        the update may start from them: not on ``"lock"`` stores, which read under the lock."""
+        if not keys or self.atomic_updates == "lock":
+            return {}
+        return dict(zip(keys, self.get_many_with_version(keys)))
+
     def lock(self, key: str) -> AbstractContextManager[None]:
-        """Hold an exclusive lock on ``key`` for a read-modify-write. Stores that cannot lock
-        return a no-op: concurrent partial writes to one chunk may then lose updates."""
+        """Exclude every other writer's update of ``key`` for the ``with`` block (on stores
+        whose :attr:`atomic_updates` is ``"lock"``; elsewhere a no-op)."""
         return nullcontext()
+
+    def get_with_version(self, key: str) -> Snapshot:
+        """The value of ``key`` with its version, for :meth:`set_if` (stores without
+        versions give ``None``)."""
+        return Snapshot(self.get(key))
+
+    def get_many_with_version(self, keys: Sequence[str]) -> list[Snapshot]:
+        """:meth:`get_with_version` of many keys at once."""
+        return [Snapshot(value) for value in self.get_many([(key, None) for key in keys])]
+
+    def set_if(self, key: str, value: Value | None, version: Any) -> bool:
+        """Write ``value`` (erase the key when ``None``) only if ``key`` still holds
+        ``version`` — or, for ``version=None``, is still absent — as one atomic step of the
+        store; ``False``, with nothing written, when it does not. For stores whose
+        :attr:`atomic_updates` is ``"conditional"``."""
+        raise TypeError(
+            f"{self!r} cannot write conditionally (its atomic_updates is "
+            f"{self.atomic_updates!r}, not 'conditional')"
+        )
 
     # -- helpers --------------------------------------------------------------------
     def _check_writable(self, key: str) -> None:
@@ -109,3 +207,34 @@ class Store(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _backoff(attempt: int) -> float:
+    """Seconds to wait before try ``attempt + 2``: exponential, capped, with jitter, so
+    writers that met stop meeting."""
+    return min(1.0, 0.005 * 2**attempt) * (0.5 + random.random())
+
+
+def _update_conditionally(
+    store: Store, key: str, update: Update, snapshot: Snapshot | None
+) -> Any:
+    """The read-modify-write loop of conditional stores: read with the version, change,
+    write if the version still holds; otherwise read again, a bounded number of times."""
+    attempts = config.get("update_attempts")
+    for attempt in range(attempts):
+        if snapshot is None:
+            snapshot = store.get_with_version(key)
+        new = update(snapshot.value)
+        if new is snapshot.value or store.set_if(key, new, snapshot.version):
+            if attempt:
+                _log.debug("update of %r in %r succeeded at try %d", key, store, attempt + 1)
+            return new
+        _log.debug("update of %r in %r: another writer changed it first (try %d of %d)",
+                   key, store, attempt + 1, attempts)
+        snapshot = None
+        time.sleep(_backoff(attempt))
+    raise UpdateConflictError(
+        f"could not update key {key!r} in {store!r}: other writers changed it between "
+        f"each of {attempts} reads and writes (raise zarrx.config 'update_attempts', or "
+        "align the writers so fewer of them update the same key)"
+    )

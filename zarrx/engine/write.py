@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import config
+from zarrx.abc.store import Snapshot
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.codecs.scratch import scratch
 from zarrx.engine.chunks import ChunkStore
@@ -42,15 +43,16 @@ def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
 def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:
     """Write ``value`` (shape = selection counts, native dtype) into the chunks.
 
-    Partly covered chunks are read, modified and written back. On stores that can lock
-    (a local directory), that happens under the chunk's lock, so writers in other threads
-    or processes updating other parts of the same chunk (or shard) lose nothing; elsewhere
-    the old values are fetched in one batch up front. Whole chunks are written by the I/O
-    threads while the chunk threads encode the next ones; when this returns, every write
-    is done.
+    Partly covered chunks are read, modified and written back through the store's atomic
+    update (:meth:`~zarrx.abc.store.Store.atomic_update`), so writers in other threads,
+    processes or machines updating other parts of the same chunk (or shard) lose nothing;
+    where the store lets an update start from a value read ahead, those are fetched in one
+    batch. So is a chunk at the array's end that sticks out of it: what lies outside the
+    shape this writer knows may be rows another writer appended meanwhile. Whole chunks
+    are written by the I/O threads while the chunk threads encode the next ones; when
+    this returns, every write is done.
     """
     write_empty = config.get("write_empty_chunks")
-    locking = cs.store.supports_locking
     threads = config.get("threads")
     # One thread means one thread: the store is then only ever called by the caller.
     writes = BackgroundWrites(cs.store, limit=2 * threads) if threads > 1 else None
@@ -59,12 +61,11 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
     try:
         while batch := list(itertools.islice(it, config.get("batch_chunks"))):
             keys = [cs.key(p.coords) for p in batch]
-            old: dict[str, bytes | None] = {}
-            if not locking:
-                partly = [k for k, p in zip(keys, batch) if not p.complete]
-                old = dict(zip(partly, cs.store.get_many([(k, None) for k in partly])))
-            items = [(p, k, old) for p, k in zip(batch, keys)]
-            run_all(partial(_update, cs, value, write_empty, locking, put), items)
+            whole = [p.complete and _covers(p, cs.spec(p.coords).shape) for p in batch]
+            partly = [k for k, w in zip(keys, whole) if not w]
+            ahead = cs.store.prefetch_for_update(partly) if partly else {}
+            items = [(p, k, w, ahead.get(k)) for p, k, w in zip(batch, keys, whole)]
+            run_all(partial(_update, cs, value, write_empty, put), items)
     except BaseException:
         if writes is not None:
             writes.wait(raise_failure=False)  # finish what was handed over; keep this error
@@ -77,51 +78,48 @@ def _update(
     cs: ChunkStore,
     value: np.ndarray,
     write_empty: bool,
-    locking: bool,
     put: Callable[[str, Any], None],
-    item: tuple[ChunkProjection, str, dict[str, bytes | None]],
+    item: tuple[ChunkProjection, str, bool, Snapshot | None],
 ) -> None:
-    p, key, old = item
-    if p.complete:
-        _store_chunk(cs, value, write_empty, p, key, None, put)
-    elif locking:
-        with cs.store.lock(key):
-            _store_chunk(cs, value, write_empty, p, key, cs.store.get(key), cs.store.set)
+    p, key, whole, ahead = item
+    if whole:
+        encoded = _chunk_bytes(cs, value, write_empty, p, key, None)
+        if encoded is not None:
+            put(key, encoded)
+        else:
+            cs.store.erase(key)
     else:
-        _store_chunk(cs, value, write_empty, p, key, old.get(key), put)
+        cs.store.atomic_update(
+            key, partial(_chunk_bytes, cs, value, write_empty, p, key), ahead
+        )
 
 
-def _store_chunk(
+def _chunk_bytes(
     cs: ChunkStore,
     value: np.ndarray,
     write_empty: bool,
     p: ChunkProjection,
     key: str,
     existing: bytes | None,
-    put: Callable[[str, Any], None],
-) -> None:
-    """Build one chunk (from its old value when only partly covered) and hand its encoded
-    bytes to ``put``; erase it instead when it is all fill value."""
+) -> Any:
+    """The stored bytes of one chunk (built from its old value when only partly covered),
+    or ``None`` when it is all fill value (and such chunks are not written)."""
     spec = cs.spec(p.coords)
     chain = cs.meta.codecs.prepare(spec)
     if existing is None and _covers(p, spec.shape):
         # The new value is the whole chunk: encode it where it lies.
-        encoded = _encode(cs, chain, write_empty, value[p.out_selection])
-    elif cs.elements.variable:
+        return _encode(cs, chain, write_empty, value[p.out_selection])
+    if cs.elements.variable:
         chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
         _build(cs, chain, value, p, key, existing, chunk)
+        return _encode(cs, chain, write_empty, chunk)
+    with scratch(spec.nbytes) as memory:
+        chunk = memory.view(cs.meta.dtype).reshape(spec.shape)
+        _build(cs, chain, value, p, key, existing, chunk)
         encoded = _encode(cs, chain, write_empty, chunk)
-    else:
-        with scratch(spec.nbytes) as memory:
-            chunk = memory.view(cs.meta.dtype).reshape(spec.shape)
-            _build(cs, chain, value, p, key, existing, chunk)
-            encoded = _encode(cs, chain, write_empty, chunk)
-            if encoded is not None and np.may_share_memory(np.frombuffer(encoded, "u1"), memory):
-                encoded = bytes(encoded)  # the bytes codec alone returns a view
-    if encoded is not None:
-        put(key, encoded)
-    elif existing is not None or p.complete:
-        cs.store.erase(key)
+        if encoded is not None and np.may_share_memory(np.frombuffer(encoded, "u1"), memory):
+            encoded = bytes(encoded)  # the bytes codec alone returns a view
+    return encoded
 
 
 def _encode(cs: ChunkStore, chain: PreparedChain, write_empty: bool, chunk: np.ndarray) -> Any:

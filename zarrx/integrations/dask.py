@@ -19,9 +19,13 @@ path, mode) and opens the array in the worker on first use, so the graph runs on
 fsspec object stores, zip archives opened with ``mode="r"``, LMDB). A ``MemoryStore`` lives in
 one process and refuses to pickle, so it works with dask's threaded scheduler only.
 
-Writes are safe without locks because each task writes whole storage chunks (whole
-shards when the array is sharded): :func:`store_dask` rechunks the dask array to the
-target's chunk grid when its chunk boundaries would split one.
+:func:`store_dask` rechunks the dask array to the target's chunk grid when its chunk
+boundaries would split a storage chunk (a shard when the array is sharded), so each task
+writes whole shards and each shard is encoded and written once. On a store with atomic
+updates (``store.supports_atomic_update``: local and shared file systems, S3) that is for
+speed only: ``da.store(x, array, lock=False)`` with any chunks is safe too, each partly
+written shard being updated atomically. On a store without them, it is what keeps two
+tasks from losing each other's part of a shard (docs/concurrency.md).
 """
 
 from __future__ import annotations
@@ -156,7 +160,8 @@ def store_dask(
     """Write the dask array ``source`` into ``target[region]``, block by block.
 
     Each task writes whole storage chunks of ``target`` (``source`` is rechunked to its
-    grid when needed), so tasks never read-modify-write the same chunk and need no lock.
+    grid when needed), so tasks never read-modify-write the same chunk: no lock, and no
+    atomic update, is needed, and each chunk is encoded once.
     ``compute=False`` returns the delayed write; other keywords go to ``dask.array.store``.
     """
     import dask.array as da

@@ -7,11 +7,11 @@ reading a node fetches the candidate documents of every format in one ``get_many
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from zarrx.abc.store import Store
-from zarrx.errors import MetadataError, NodeNotFoundError
+from zarrx.errors import MetadataError, NodeNotFoundError, NodeTypeError
 from zarrx.metadata import v2, v3, v3_draft
 from zarrx.metadata.json import dump_json, load_json
 from zarrx.stores.keys import validate_key
@@ -221,13 +221,57 @@ def find_node(store: Store, path: str, *, zarr_format: Any = None) -> Any | None
 
 
 def write_node(store: Store, path: str, meta: Any) -> None:
+    """Write the documents of a new node (creation replaces what was there)."""
     for key, value in layout_of(meta).documents(path, meta).items():
         store.set(key, value)
 
 
-def write_attributes(store: Store, path: str, meta: Any) -> None:
-    for key, value in layout_of(meta).attribute_documents(path, meta).items():
-        store.set(key, value)
+def ensure_node(store: Store, path: str, meta: Any) -> None:
+    """Write the documents of ``meta`` where none are yet, each as one atomic update: a
+    node another writer made meanwhile (a parent group two writers both found missing)
+    keeps its documents, attributes included."""
+    for key, value in layout_of(meta).documents(path, meta).items():
+        store.atomic_update(key, lambda old, new=value: new if old is None else old)
+
+
+def update_node(
+    store: Store, path: str, meta: Any, change: Callable[[Any], Any], *, attributes: bool = False
+) -> Any:
+    """Change the node at ``path`` as it is now in the store, not as ``meta`` last saw it:
+    read the document holding its definition (or, with ``attributes``, its attributes —
+    the same ``zarr.json`` in v3, ``.zattrs`` in v2), apply ``change`` to the node it
+    describes and write the result, as one atomic update of the store. So concurrent
+    writers changing one node (appends, attribute keys) each keep the others' changes.
+    ``change`` may run more than once (a retry) and must not have other effects.
+    Returns the node as written."""
+    layout = _layout_of(meta)
+    documents = layout.attribute_documents if attributes else layout.documents
+    key = next(iter(documents(path, meta)))
+    where = f"node {path or '/'!r} in {store!r}"
+    written: list[Any] = []
+
+    def update(raw: bytes | None) -> bytes:
+        current = layout.parse(path, {**layout.documents(path, meta), key: raw})
+        if current is None and getattr(meta, "implicit", False):
+            current = meta  # an implicit group (the draft): no document yet
+        if current is None:
+            raise NodeNotFoundError(f"{where}: its document {key!r} was removed meanwhile")
+        if current.node_type != meta.node_type:
+            raise NodeTypeError(f"{where}: it became a {current.node_type} meanwhile")
+        new = change(current)
+        written[:] = [new]
+        return documents(path, new)[key]
+
+    store.atomic_update(key, update)
+    return written[0]
+
+
+def _layout_of(meta: Any) -> Layout:
+    """The layout that reads and writes ``meta``'s documents (the draft's depends on its
+    entry point)."""
+    if meta.zarr_format == v3_draft.FORMAT:
+        return v3_draft.DraftLayout(meta.entry_point)
+    return layout_of(meta)
 
 
 def data_prefix(path: str, meta: Any) -> str:

@@ -982,12 +982,11 @@ class DraftLayout:
         """Before a node is created: write the entry point if the store has none, else
         adopt the store's (its suffix decides the keys)."""
         validate_path(path)
-        raw = store.get(ENTRY_POINT_KEY)
-        if raw is None:
-            store.set(ENTRY_POINT_KEY, dump_json(meta.entry_point.to_json()))
+        ours = dump_json(meta.entry_point.to_json())  # written only where there is none yet
+        raw = store.atomic_update(ENTRY_POINT_KEY, lambda old: ours if old is None else old)
+        if raw is ours:
             return meta
-        entry = entry_point_from(raw, required=True)
-        return meta.with_entry_point(entry)
+        return meta.with_entry_point(entry_point_from(raw, required=True))
 
     def erase(self, store: Store, path: str, meta: Any) -> None:
         """Erase a node as the seed says: an array's document and chunks; a group's

@@ -18,6 +18,13 @@ index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size firs
   listings): open a consolidated hierarchy there. The server must honour ``Range``.
 - Keys are validated before any request; deletions name each key (``erase_prefix`` lists
   then deletes, in bulk on S3), never a glob pattern.
+- On ``s3``, read-modify-writes are atomic (``atomic_updates = "conditional"``): a value is
+  read with its ETag and written back with ``If-Match: <ETag>`` (``If-None-Match: *`` when
+  there was none; a ``DELETE`` with ``If-Match``); a ``412``/``409`` answer means another
+  writer got there first, and the update starts again. The server must honour these
+  headers (AWS S3 does, as do recent MinIO, Ceph and Cloudflare R2); pass
+  ``conditional_writes=False`` for one that does not. Other protocols have no atomic
+  updates here (``atomic_updates = None``).
 
 >>> FsspecStore.from_url("https://example.org/data.zarr")  # no request until a read
 FsspecStore('https://example.org/data.zarr', read_only=True)
@@ -31,7 +38,7 @@ import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Snapshot, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
 
@@ -40,6 +47,11 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
 #: Protocols whose listings fsspec would otherwise cache for the life of the filesystem.
 _NO_LISTINGS_CACHE = frozenset({"s3", "s3a", "gs", "gcs"})
 _S3_BULK_DELETE = 1000  # the most keys one DeleteObjects request may name
+#: Protocols whose conditional writes (If-Match / If-None-Match) this store uses.
+CONDITIONAL_PROTOCOLS = frozenset({"s3", "s3a"})
+_S3_MAX_PUT = 5 * 2**30  # the largest object one PUT (hence one conditional write) may hold
+#: S3's answers to a write whose condition no longer holds.
+_CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:
@@ -60,6 +72,21 @@ def _check_range(byte_range: ByteRange | None, key: str) -> None:
         )
 
 
+def _conflict(error: BaseException | None) -> bool:
+    """Whether ``error`` (or what caused it: s3fs translates botocore's errors) is S3's
+    answer to a condition that no longer holds."""
+    seen = 0
+    while error is not None and seen < 8:
+        response = getattr(error, "response", None)
+        if isinstance(response, dict):
+            code = str(response.get("Error", {}).get("Code", ""))
+            status = str(response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
+            return code in _CONFLICT_CODES or status in _CONFLICT_CODES
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return False
+
+
 class FsspecStore(Store):
     """A store on any fsspec filesystem, under the directory (or bucket prefix) ``path``."""
 
@@ -72,6 +99,7 @@ class FsspecStore(Store):
         *,
         read_only: bool = False,
         max_concurrency: int = 64,
+        conditional_writes: bool | None = None,
     ) -> None:
         if getattr(fs, "asynchronous", False):
             raise TypeError(
@@ -88,6 +116,14 @@ class FsspecStore(Store):
         self.fs = fs
         self.path = fs._strip_protocol(path).rstrip("/") if path else ""
         self.max_concurrency = max_concurrency
+        conditional = bool(CONDITIONAL_PROTOCOLS & set(protocols))
+        if conditional_writes and not conditional:
+            raise ValueError(
+                f"conditional_writes=True: zarrx writes conditionally on "
+                f"{sorted(CONDITIONAL_PROTOCOLS)} only, not on {protocols[0]}://"
+            )
+        self.conditional_writes = conditional if conditional_writes is None else conditional_writes
+        self.atomic_updates = "conditional" if self.conditional_writes and not web else None
         self._protocol = protocols[0]
         self._afs: Any = None
         # s3fs reads a whole object with a HEAD first (to split big ones); one GET is enough.
@@ -105,7 +141,8 @@ class FsspecStore(Store):
         """``s3://bucket/path``, ``gs://bucket/path``, ``https://host/path`` ...
 
         ``storage_options`` go to the fsspec filesystem (credentials, ``endpoint_url``,
-        ``anon`` ...); ``max_concurrency`` among them is taken by the store.
+        ``anon`` ...); ``max_concurrency`` and ``conditional_writes`` among them are taken
+        by the store.
         """
         try:
             from fsspec.core import url_to_fs
@@ -113,18 +150,21 @@ class FsspecStore(Store):
             raise ImportError(f"opening {url!r} needs fsspec: pip install fsspec") from error
         options = copy.deepcopy(dict(storage_options or {}))  # botocore edits nested dicts
         max_concurrency = options.pop("max_concurrency", 64)
+        conditional_writes = options.pop("conditional_writes", None)
         if options.get("asynchronous"):
             raise TypeError("storage_options: asynchronous=True is not supported")
         scheme = url.partition("://")[0].lower()
         if scheme in _NO_LISTINGS_CACHE:
             options.setdefault("use_listings_cache", False)
         fs, path = url_to_fs(url, **options)
-        return cls(fs, path, read_only=read_only, max_concurrency=max_concurrency)
+        return cls(fs, path, read_only=read_only, max_concurrency=max_concurrency,
+                   conditional_writes=conditional_writes)
 
     def with_read_only(self, read_only: bool = False) -> FsspecStore:
         """The same location with the given ``read_only``."""
         return type(self)(
-            self.fs, self.path, read_only=read_only, max_concurrency=self.max_concurrency
+            self.fs, self.path, read_only=read_only, max_concurrency=self.max_concurrency,
+            conditional_writes=self.conditional_writes,
         )
 
     # -- plumbing ---------------------------------------------------------------------
@@ -307,6 +347,70 @@ class FsspecStore(Store):
             raise
         except Exception as error:
             raise self._error("erase", prefix, error) from error
+
+    # -- atomic updates: conditional writes (S3) ----------------------------------------
+    def get_with_version(self, key: str) -> Snapshot:
+        if not self.conditional_writes:
+            return super().get_with_version(key)
+        return self._run(self._read_versioned, self._full(key), key)
+
+    def get_many_with_version(self, keys: Sequence[str]) -> list[Snapshot]:
+        if not self.conditional_writes:
+            return super().get_many_with_version(keys)
+        jobs = [(self._full(key), key) for key in keys]
+        return self._run(self._gather_versioned, jobs) if jobs else []
+
+    async def _gather_versioned(self, jobs: list[tuple[str, str]]) -> list[Any]:
+        return await self._gather([self._read_versioned(*job) for job in jobs])
+
+    async def _read_versioned(self, path: str, key: str) -> Snapshot:
+        """The value at ``path`` and its ETag, from one GET."""
+        bucket, name, _ = self.fs.split_path(path)
+        try:
+            response = await self._async_fs._call_s3("get_object", Bucket=bucket, Key=name)
+            try:
+                data = await response["Body"].read()
+            finally:
+                response["Body"].close()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return Snapshot(None)
+        except Exception as error:
+            raise self._error("read", key, error) from error
+        return Snapshot(bytes(data), response["ETag"])
+
+    def set_if(self, key: str, value: Any, version: Any) -> bool:
+        path = self._full(key)
+        self._check_writable(key)
+        if not self.conditional_writes:
+            return super().set_if(key, value, version)
+        data = None if value is None else _to_bytes(value)
+        if data is not None and len(data) > _S3_MAX_PUT:
+            raise StoreError(
+                f"cannot update key {key!r} in {self!r}: {len(data)} bytes is more than one "
+                f"conditional PUT may hold ({_S3_MAX_PUT}); use smaller shards"
+            )
+        return self._run(self._write_if, path, data, version, key)
+
+    async def _write_if(self, path: str, data: bytes | None, version: Any, key: str) -> bool:
+        bucket, name, _ = self.fs.split_path(path)
+        call = self._async_fs._call_s3
+        try:
+            if data is not None:
+                condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
+                await call("put_object", Bucket=bucket, Key=name, Body=data, **condition)
+            elif version is not None:
+                await call("delete_object", Bucket=bucket, Key=name, IfMatch=version)
+            elif await self._size(path) is not None:  # erase what must be absent: it is not
+                return False
+        except FileNotFoundError:
+            return False  # If-Match on a value erased meanwhile
+        except Exception as error:
+            if _conflict(error):
+                return False
+            raise self._error("write", key, error) from error
+        finally:
+            self.fs.invalidate_cache(path)
+        return True
 
     # -- listable ---------------------------------------------------------------------
     async def _find(self, directory: str) -> list[str]:

@@ -6,7 +6,8 @@ non-empty segments (seed 000). On top of the seed we refuse whatever could make 
 mean something else on some backend: a leading ``/``, ``.`` and ``..`` segments,
 backslashes, control characters, lone surrogates (not encodable as UTF-8) and Windows
 drive forms (``C:``). Segments starting with :data:`TEMP_PREFIX` are reserved for the
-temporary files of atomic writes, so such a file can never be listed as a key.
+temporary files of atomic writes, and segments starting with :data:`LOCK_PREFIX` for the
+lock files of atomic updates, so neither can ever be listed, read or erased as a key.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from zarrx.errors import InvalidKeyError
 
 TEMP_PREFIX = ".zarrx-tmp-"
 """Reserved segment prefix: stores write temporary files under names that start with it."""
+LOCK_PREFIX = ".zarrx-lock-"
+"""Reserved segment prefix: the lock file of key ``a/b`` is ``a/`` + LOCK_PREFIX + ``b``."""
 
 # Most keys are plain ASCII names ("c/0/1", "zarr.json"): one fullmatch accepts them.
 _PLAIN = re.compile(r"[\w\-][\w.\-]*(?:/[\w\-][\w.\-]*)*", re.ASCII).fullmatch
@@ -27,7 +30,7 @@ _BAD = re.compile(
     r"|^/|/$|//"  # leading, trailing or doubled separator
     r"|(?:^|/)\.\.?(?:/|$)"  # "." or ".." segment
     r"|(?:^|/)[A-Za-z]:"  # Windows drive form
-    r"|(?:^|/)" + re.escape(TEMP_PREFIX)
+    r"|(?:^|/)(?:" + re.escape(TEMP_PREFIX) + "|" + re.escape(LOCK_PREFIX) + ")"
 )
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -40,6 +43,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|/)\.\.?(?:/|$)"), "it has a '.' or '..' segment"),
     (re.compile(r"(?:^|/)[A-Za-z]:"), "it has a Windows drive form such as 'C:'"),
     (re.compile(r"(?:^|/)" + re.escape(TEMP_PREFIX)), f"{TEMP_PREFIX!r} is reserved"),
+    (re.compile(r"(?:^|/)" + re.escape(LOCK_PREFIX)), f"{LOCK_PREFIX!r} is reserved"),
 )
 
 

@@ -10,8 +10,13 @@ Writes are atomic: the value goes to a temporary file in the target directory, n
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
 then renamed over the target with :func:`os.replace`.
 
-Listings skip temporary files, names that are not valid keys, symlinked directories
-(which could form cycles) and symlinks that resolve outside the root.
+Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
+"lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b`` beside it, held with
+a file system lock that NFS and Lustre honour (:mod:`zarrx.stores.locks`), and removed when
+the update is done.
+
+Listings skip temporary files, lock files, names that are not valid keys, symlinked
+directories (which could form cycles) and symlinks that resolve outside the root.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 from zarrx.abc.store import ByteRange, Store
 from zarrx.engine.executor import IO_THREADS, io_pool
 from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.stores import locks
 from zarrx.stores.keys import (
+    LOCK_PREFIX,
     TEMP_PREFIX,
     is_valid_key,
     resolve_byte_range,
@@ -60,17 +67,6 @@ def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
         return None
     except OSError as error:
         raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-
-
-def _lock_dir(root: str) -> str:
-    """Where the lock files of the store at ``root`` live: outside the store, so no
-    reader — zarrx or a peer listing the directory — ever sees them."""
-    import hashlib
-    import tempfile
-
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    digest = hashlib.sha1(root.encode()).hexdigest()
-    return os.path.join(tempfile.gettempdir(), f"zarrx-locks-{uid}", digest)
 
 
 class LocalStore(Store):
@@ -225,48 +221,42 @@ class LocalStore(Store):
             raise StoreError(f"cannot erase key {key!r} at {path!r}: {error}") from error
         self._prune(os.path.dirname(path))
 
-    supports_locking = os.name == "posix"
-
-    def clean_leftovers(self) -> list[str]:
-        """Remove what interrupted writers left behind: temporary files of writes that never
-        reached their rename, and this store's lock files (kept in the temporary directory).
-        Returns the paths removed. Keys are untouched: each holds its old or new value, whole.
-        Run it when no writer is active (a live writer's temporary file would be removed)."""
-        import shutil
-
-        removed: list[str] = []
-        for directory, _, filenames in os.walk(self._root, followlinks=False):
-            for name in filenames:
-                if name.startswith(TEMP_PREFIX):
-                    path = os.path.join(directory, name)
-                    os.unlink(path)
-                    removed.append(path)
-        locks = _lock_dir(self._root)
-        if os.path.isdir(locks):
-            shutil.rmtree(locks)
-            removed.append(locks)
-        return removed
+    # -- atomic updates -----------------------------------------------------------------
+    atomic_updates = "lock" if locks.AVAILABLE else None
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """An ``flock`` on a lock file of this key, kept in the temporary directory (not in
-        the store): excludes other threads and processes on this machine."""
-        validate_key(key)
-        if not self.supports_locking:
+        """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name``) for the block: it
+        excludes every other writer of the key, on this machine or another one sharing the
+        file system. The lock file is removed afterwards, and so is the key's directory
+        when the update left it empty."""
+        path = self._path(key)  # the fence: the key's file lies inside the root...
+        self._check_writable(key)
+        directory, name = os.path.split(path)
+        if not locks.AVAILABLE:
             yield
             return
-        import fcntl
-        import hashlib
-
-        directory = _lock_dir(self._root)
-        os.makedirs(directory, exist_ok=True)
-        name = hashlib.sha1(key.encode()).hexdigest() + ".lock"
-        fd = os.open(os.path.join(directory, name), os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        # ...so does its lock file: the same directory, a name without a separator.
+        lock_file = os.path.join(directory, LOCK_PREFIX + name)
+        with locks.hold_file_lock(lock_file, repr(key)) as made_directory:
             yield
-        finally:
-            os.close(fd)  # closing releases the lock
+        if made_directory or not os.path.lexists(path):  # the update left no key there
+            self._prune(directory)  # only ever removes empty directories
+
+    def clean_leftovers(self) -> list[str]:
+        """Remove what interrupted writers left behind: temporary files of writes that never
+        reached their rename, and lock files of updates that never finished. Returns the
+        paths removed. Keys are untouched: each holds its old or new value, whole. Run it
+        when no writer is active (a live writer's temporary or lock file would be removed)."""
+        removed: list[str] = []
+        for directory, _, filenames in os.walk(self._root, followlinks=False):
+            for name in filenames:
+                if name.startswith((TEMP_PREFIX, LOCK_PREFIX)):
+                    path = os.path.join(directory, name)  # found below the root, no link
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+                        removed.append(path)
+        return removed
 
     def erase_prefix(self, prefix: str) -> None:
         import shutil

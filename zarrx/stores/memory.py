@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from zarrx.abc.store import ByteRange, Store
 from zarrx.stores.keys import resolve_byte_range, validate_key, validate_prefix
+from zarrx.stores.locks import KeyLocks
 
 
 class _Backing:
     """The data shared by every view of one memory store."""
 
-    __slots__ = ("data", "lock", "name")
+    __slots__ = ("data", "key_locks", "lock", "name")
 
     def __init__(self, name: str | None = None) -> None:
         self.data: dict[str, bytes] = {}
         self.lock = threading.Lock()  # guards mutation and iteration; dict.get needs none
+        self.key_locks = KeyLocks()  # atomic updates: only this process can reach the data
         self.name = name
 
     def __getstate__(self) -> tuple[dict[str, bytes], str | None]:
@@ -33,6 +36,7 @@ class _Backing:
     def __setstate__(self, state: tuple[dict[str, bytes], str | None]) -> None:
         self.data, self.name = state
         self.lock = threading.Lock()
+        self.key_locks = KeyLocks()
 
 
 _named: dict[str, _Backing] = {}
@@ -48,6 +52,8 @@ def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
 
 class MemoryStore(Store):
     """A thread-safe in-memory store."""
+
+    atomic_updates = "lock"
 
     def __init__(self, *, read_only: bool = False) -> None:
         super().__init__(read_only=read_only)
@@ -123,6 +129,10 @@ class MemoryStore(Store):
                 return
             for key in [k for k in self._backing.data if k.startswith(prefix)]:
                 del self._backing.data[key]
+
+    def lock(self, key: str) -> AbstractContextManager[None]:
+        """Exclude the other threads' updates of ``key`` (no other process sees this data)."""
+        return self._backing.key_locks.hold(validate_key(key))
 
     # -- listable -----------------------------------------------------------------
     def _keys(self) -> list[str]:

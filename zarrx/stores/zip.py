@@ -49,6 +49,7 @@ from zarrx.stores.keys import (
     validate_key,
     validate_prefix,
 )
+from zarrx.stores.locks import KeyLocks
 
 MODES = ("r", "w", "a")
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... file name length, extra length
@@ -97,6 +98,7 @@ class _Archive:
         self.mode = mode
         self.compression = compression
         self.lock = threading.RLock()
+        self.key_locks = KeyLocks()  # atomic updates (one process writes an archive)
         self.idle = threading.Condition(self.lock)  # notified when the last read ends
         self.readers = 0
         self.closed = False
@@ -304,6 +306,10 @@ def _temporary(directory: str) -> tuple[int, str]:
 class ZipStore(Store):
     """A store in one zip archive; see the module documentation for modes and writes."""
 
+    #: One process writes an archive (it replaces the file when it closes): its threads'
+    #: updates exclude each other.
+    atomic_updates = "lock"
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -406,6 +412,10 @@ class ZipStore(Store):
         validate_prefix(prefix)
         self._check_writable(prefix)
         self._archive.erase([k for k in self._archive.names() if k.startswith(prefix)])
+
+    def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        """Exclude the other threads' updates of ``key`` (one process writes an archive)."""
+        return self._archive.key_locks.hold(validate_key(key))
 
     # -- listable -----------------------------------------------------------------------
     def list(self) -> list[str]:

@@ -13,6 +13,7 @@ executable form of :mod:`zarrx.abc.store`.
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from zarrx.abc.store import ByteRange, Store
 from zarrx.errors import InvalidKeyError, ReadOnlyError
-from zarrx.stores.keys import TEMP_PREFIX
+from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
 
 # -- key strategies -------------------------------------------------------------------
 
@@ -89,6 +90,8 @@ BAD_KEYS = [
     "a/D:b",
     TEMP_PREFIX + "123",
     "a/" + TEMP_PREFIX + "x",
+    LOCK_PREFIX + "zarr.json",
+    "a/" + LOCK_PREFIX + "0",
 ]
 BAD_PREFIXES = ["/", "a", "a//", "/a/", "../", "a/../", "./", "a\\b/", "C:/", "a\x00/"]
 
@@ -467,3 +470,91 @@ class StoreTests:
             list(pool.map(lambda v: store.set("same", v), values))
         assert store.get("same") in values
         assert store.list() == ["same"]
+
+    # -- atomic updates -------------------------------------------------------------
+    def test_atomic_update_creates_changes_keeps_and_erases(self, store: Store) -> None:
+        seen: list[bytes | None] = []
+
+        def append(suffix: bytes) -> Any:
+            def update(old: bytes | None) -> bytes:
+                seen.append(old)
+                return (old or b"") + suffix
+            return update
+
+        assert store.atomic_update("a/k", append(b"1")) == b"1"
+        assert store.atomic_update("a/k", append(b"2")) == b"12"
+        assert seen == [None, b"1"]
+        assert store.atomic_update("a/k", lambda old: old) == b"12"  # unchanged
+        assert store.get("a/k") == b"12"
+        assert store.atomic_update("a/absent", lambda old: old) is None  # stays absent
+        assert store.atomic_update("a/k", lambda old: None) is None  # erased
+        assert store.list() == []
+        with pytest.raises(ValueError, match="refused"):
+            store.atomic_update("a/k", self._refuse)
+        assert store.list() == []  # an update that raises writes nothing
+
+    @staticmethod
+    def _refuse(old: bytes | None) -> bytes:
+        raise ValueError("refused")
+
+    def test_atomic_update_refuses_bad_keys_and_read_only(self, store: Store) -> None:
+        for key in ("../x", "/a", "a//b", LOCK_PREFIX + "k"):
+            with pytest.raises(InvalidKeyError):
+                store.atomic_update(key, lambda old: b"v")
+        store.set("k", b"v")
+        view = self.open_read_only(store)
+        with pytest.raises(ReadOnlyError):
+            view.atomic_update("k", lambda old: b"w")
+        assert store.get("k") == b"v"
+
+    def test_concurrent_atomic_updates_lose_nothing(self, store: Store) -> None:
+        """Threads incrementing one counter: where the store says its updates are atomic,
+        every increment counts. The update lets the other threads run between its read
+        and its write, so a store without exclusion loses some."""
+        threads, rounds = 4, 25
+
+        def increment(old: bytes | None) -> bytes:
+            count = int(old or b"0")
+            time.sleep(0)  # no wait: hands the GIL over, so another thread may read `old` too
+            return str(count + 1).encode()
+
+        def work(_: int) -> None:
+            for _ in range(rounds):
+                store.atomic_update("counter", increment)
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, range(threads)))
+        count = int(store.get("counter") or b"0")
+        if store.supports_atomic_update:
+            assert count == threads * rounds
+        else:
+            assert store.atomic_updates is None
+            assert 1 <= count <= threads * rounds
+        assert store.list() == ["counter"]  # no lock or temporary file is ever a key
+
+    def test_conditional_write_meets_another_writer(self, store: Store) -> None:
+        """A write between an update's read and its write: a conditional store notices
+        and updates again from the new value (a lock store's lock already excluded any
+        other update)."""
+        if store.atomic_updates != "conditional":
+            with pytest.raises(TypeError, match="conditionally"):
+                store.set_if("k", b"v", None)
+            return
+        assert store.set_if("k", b"first", None)  # absent: created
+        assert not store.set_if("k", b"again", None)  # no longer absent
+        snapshot = store.get_with_version("k")
+        assert snapshot.value == b"first"
+        calls: list[bytes | None] = []
+
+        def update(old: bytes | None) -> bytes:
+            calls.append(old)
+            if len(calls) == 1:
+                store.set("k", b"other")  # another writer, between our read and write
+            return (old or b"") + b"+mine"
+
+        assert store.atomic_update("k", update) == b"other+mine"
+        assert calls == [b"first", b"other"]
+        assert store.get("k") == b"other+mine"
+        assert not store.set_if("k", None, snapshot.version)  # stale version: kept
+        assert store.set_if("k", None, store.get_with_version("k").version)  # erased
+        assert store.get("k") is None
