@@ -14,6 +14,7 @@ from zarrx.stores.url import store_from_url
 
 if TYPE_CHECKING:
     from zarrx.stores.fsspec import FsspecStore
+    from zarrx.stores.obstore import ObstoreStore
     from zarrx.stores.zip import ZipStore
 
 __all__ = [
@@ -21,16 +22,22 @@ __all__ = [
     "FsspecStore",
     "LocalStore",
     "MemoryStore",
+    "ObstoreStore",
     "Store",
     "ZipStore",
     "store_from_url",
 ]
 
-_LAZY = {"ZipStore": "zarrx.stores.zip", "FsspecStore": "zarrx.stores.fsspec"}
+_LAZY = {
+    "ZipStore": "zarrx.stores.zip",
+    "FsspecStore": "zarrx.stores.fsspec",
+    "ObstoreStore": "zarrx.stores.obstore",
+}
 
 
 def __getattr__(name: str) -> object:
-    """``ZipStore`` and ``FsspecStore`` are imported on first use (keeps ``import zarrx`` fast)."""
+    """Stores with optional dependencies are imported on first use (keeps ``import zarrx``
+    fast, and works without them)."""
     if name in _LAZY:
         import importlib
 

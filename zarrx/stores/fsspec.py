@@ -4,7 +4,8 @@ A high-latency store, so it sets ``batched_reads``: the engine hands it whole ba
 chunk reads, and :meth:`FsspecStore.get_many` issues them at once on fsspec's event loop
 (``asyncio.gather`` over the filesystem's async ``_cat_file``, at most ``max_concurrency``
 in flight). A byte range is one ranged GET (``Range: bytes=a-b``), a suffix (a shard's
-index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first.
+index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first. Ranges
+of one value that lie close together in a batch are one GET (:mod:`zarrx.stores.ranges`).
 
 - Options reach the filesystem through ``storage_options`` as in zarr-python:
   ``FsspecStore.from_url("s3://bucket/x.zarr", storage_options={"endpoint_url": ...,
@@ -41,6 +42,7 @@ from typing import Any
 from zarrx.abc.store import ByteRange, Snapshot, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
+from zarrx.stores.ranges import COALESCE_GAP, coalesced
 
 #: Protocols whose data cannot be written or listed.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
@@ -274,14 +276,16 @@ class FsspecStore(Store):
         return self._run(self._read, path, byte_range, key)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
-        """All requests at once, concurrently (one event-loop round trip)."""
-        jobs = []
+        """All requests at once, concurrently (one event-loop round trip); close ranges of
+        one value are one request."""
         for key, byte_range in requests:  # refuse a bad batch before any request
-            jobs.append((self._full(key), byte_range, key))
+            self._full(key)
             _check_range(byte_range, key)
-        if not jobs:
+        if not requests:
             return []
-        return self._run(self._read_all, jobs)
+        fetches, answer = coalesced(requests, COALESCE_GAP)
+        jobs = [(self._full(key), byte_range, key) for key, byte_range in fetches]
+        return answer(self._run(self._read_all, jobs))
 
     async def _read_all(self, jobs: list[tuple[str, ByteRange | None, str]]) -> list[Any]:
         return await self._gather([self._read(*job) for job in jobs])
