@@ -15,6 +15,7 @@ from zarrx.stores.url import store_from_url
 if TYPE_CHECKING:
     from zarrx.stores.fsspec import FsspecStore
     from zarrx.stores.obstore import ObstoreStore
+    from zarrx.stores.zarr_python import ZarrPythonStore
     from zarrx.stores.zip import ZipStore
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "MemoryStore",
     "ObstoreStore",
     "Store",
+    "ZarrPythonStore",
     "ZipStore",
     "store_from_url",
 ]
@@ -32,6 +34,7 @@ _LAZY = {
     "ZipStore": "zarrx.stores.zip",
     "FsspecStore": "zarrx.stores.fsspec",
     "ObstoreStore": "zarrx.stores.obstore",
+    "ZarrPythonStore": "zarrx.stores.zarr_python",
 }
 
 

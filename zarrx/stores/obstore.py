@@ -41,6 +41,7 @@ from typing import Any
 from zarrx.abc.store import ByteRange, Snapshot, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.stores import aio
+from zarrx.stores.directories import prune_empty_directories
 from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
 from zarrx.stores.ranges import COALESCE_GAP, coalesced
 
@@ -266,19 +267,8 @@ class ObstoreStore(Store):
             self._prune(keys)
 
     def _prune(self, keys: list[str]) -> None:
-        """On a local store, remove the directories the erased ``keys`` left empty (object
-        stores have no directories; obstore's local store leaves them, and a directory
-        would be listed as a prefix and keep its name from being a key)."""
-        root = self._local_root
-        if root is None:
-            return
-        for directory in sorted({k.rpartition("/")[0] for k in keys if "/" in k}, reverse=True):
-            while directory:
-                try:
-                    os.rmdir(os.path.join(root, directory))  # only succeeds when empty
-                except OSError:
-                    break
-                directory = directory.rpartition("/")[0]
+        if self._local_root is not None:
+            prune_empty_directories(self._local_root, keys)
 
     # -- atomic updates: conditional writes -------------------------------------------
     async def _read_versioned(self, key: str) -> Snapshot:
