@@ -13,6 +13,7 @@ from zarrx.stores.memory import MemoryStore
 from zarrx.stores.url import store_from_url
 
 if TYPE_CHECKING:
+    from zarrx.stores.cache import CacheStore
     from zarrx.stores.fsspec import FsspecStore
     from zarrx.stores.obstore import ObstoreStore
     from zarrx.stores.zarr_python import ZarrPythonStore
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ByteRange",
+    "CacheStore",
     "FsspecStore",
     "LocalStore",
     "MemoryStore",
@@ -31,6 +33,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "CacheStore": "zarrx.stores.cache",
     "ZipStore": "zarrx.stores.zip",
     "FsspecStore": "zarrx.stores.fsspec",
     "ObstoreStore": "zarrx.stores.obstore",

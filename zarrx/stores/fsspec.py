@@ -40,8 +40,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zarrx.abc.store import ByteRange, Snapshot, Store
-from zarrx.errors import InvalidKeyError, StoreError
-from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
+from zarrx.errors import StoreError
+from zarrx.stores.keys import (
+    is_valid_key,
+    resolve_byte_range,
+    validate_byte_range,
+    validate_key,
+    validate_prefix,
+)
 from zarrx.stores.ranges import COALESCE_GAP, coalesced
 
 #: Protocols whose data cannot be written or listed.
@@ -66,12 +72,6 @@ def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
         return value
     return memoryview(value).tobytes()  # TypeError for str, int ... before any request
 
-
-def _check_range(byte_range: ByteRange | None, key: str) -> None:
-    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
-        raise InvalidKeyError(
-            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
-        )
 
 
 def _conflict(error: BaseException | None) -> bool:
@@ -272,7 +272,7 @@ class FsspecStore(Store):
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         path = self._full(key)
-        _check_range(byte_range, key)
+        validate_byte_range(byte_range, key)
         return self._run(self._read, path, byte_range, key)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
@@ -280,7 +280,7 @@ class FsspecStore(Store):
         one value are one request."""
         for key, byte_range in requests:  # refuse a bad batch before any request
             self._full(key)
-            _check_range(byte_range, key)
+            validate_byte_range(byte_range, key)
         if not requests:
             return []
         fetches, answer = coalesced(requests, COALESCE_GAP)

@@ -39,10 +39,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zarrx.abc.store import ByteRange, Snapshot, Store
-from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.errors import StoreError
 from zarrx.stores import aio
 from zarrx.stores.directories import prune_empty_directories
-from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
+from zarrx.stores.keys import (
+    is_valid_key,
+    resolve_byte_range,
+    validate_byte_range,
+    validate_key,
+    validate_prefix,
+)
 from zarrx.stores.ranges import COALESCE_GAP, coalesced
 
 #: obstore store classes whose backend writes on condition (ETag / generation).
@@ -76,12 +82,6 @@ def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
         return value
     return memoryview(value).tobytes()  # TypeError for str, int ... before any request
 
-
-def _check_range(byte_range: ByteRange | None, key: str) -> None:
-    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
-        raise InvalidKeyError(
-            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
-        )
 
 
 def _request_range(byte_range: ByteRange) -> Any:
@@ -195,14 +195,14 @@ class ObstoreStore(Store):
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         validate_key(key)
-        _check_range(byte_range, key)
+        validate_byte_range(byte_range, key)
         return aio.run(self._read(key, byte_range))
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
         """All requests at once, concurrently; close ranges of one value as one request."""
         for key, byte_range in requests:  # refuse a bad batch before any request
             validate_key(key)
-            _check_range(byte_range, key)
+            validate_byte_range(byte_range, key)
         if not requests:
             return []
         return aio.run(self._read_all(list(requests)))

@@ -38,10 +38,16 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from zarrx.abc.store import ByteRange, Store
-from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.errors import StoreError
 from zarrx.stores import aio
 from zarrx.stores.directories import prune_empty_directories
-from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
+from zarrx.stores.keys import (
+    is_valid_key,
+    resolve_byte_range,
+    validate_byte_range,
+    validate_key,
+    validate_prefix,
+)
 from zarrx.stores.locks import KeyLocks
 
 #: zarr-python store classes whose data only this process can change (module, class name).
@@ -169,14 +175,14 @@ class ZarrPythonStore(Store):
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         validate_key(key)
-        _check_range(byte_range, key)
+        validate_byte_range(byte_range, key)
         return aio.run(self._read(key, byte_range))
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
         """All requests at once, on the store loop."""
         for key, byte_range in requests:  # refuse a bad batch before any request
             validate_key(key)
-            _check_range(byte_range, key)
+            validate_byte_range(byte_range, key)
         if not requests:
             return []
         return aio.run(self._read_all(list(requests)))
@@ -301,10 +307,3 @@ class ZarrPythonStore(Store):
 
     def __repr__(self) -> str:
         return f"ZarrPythonStore({self.store!r}{', read_only=True' if self.read_only else ''})"
-
-
-def _check_range(byte_range: ByteRange | None, key: str) -> None:
-    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
-        raise InvalidKeyError(
-            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
-        )
