@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from zarrx.array import Array
+from zarrx.engine.executor import io_pool
 from zarrx.errors import InvalidKeyError, NodeNotFoundError
 from zarrx.metadata.consolidated import subtree
 from zarrx.metadata.io import child_paths, join_path, read_node, read_nodes
@@ -81,22 +82,48 @@ class Group(Node):
                 if max_depth is None or depth <= max_depth:
                     out.append((rel, self._from_consolidated(rel)))
             return tuple(out)
-        self._collect(self, "", max_depth, out)
+        children = self._children_by_level(max_depth)
+
+        def visit(rel: str) -> None:  # depth first, children sorted by name
+            for name, node in children.get(rel, ()):
+                out.append((name, node))
+                visit(name + "/")
+
+        visit("")
         return tuple(out)
 
-    def _collect(
-        self, group: Group, rel: str, depth: int | None, out: list[tuple[str, Array | Group]]
-    ) -> None:
-        paths = child_paths(self._store, group._path, group.metadata)
-        found = read_nodes(self._store, paths, zarr_format=self.zarr_format)
-        for path, meta in zip(paths, found):
-            if meta is None:
-                continue
-            node = node_for(self._store, path, meta, read_only=self._read_only)
-            name = f"{rel}{path.rsplit('/', 1)[-1]}"
-            out.append((name, node))
-            if isinstance(node, Group) and (depth is None or depth > 0):
-                self._collect(node, name + "/", None if depth is None else depth - 1, out)
+    def _children_by_level(
+        self, max_depth: int | None
+    ) -> dict[str, list[tuple[str, Array | Group]]]:
+        """The children of each group below this one, by its relative path (``""``: this
+        group), found one depth at a time: the groups of a depth are listed concurrently,
+        and the documents of all their children read in one batch — a few round trips per
+        depth on a high-latency store, however many groups there are."""
+        children: dict[str, list[tuple[str, Array | Group]]] = {}
+        level: list[tuple[Group, str]] = [(self, "")]
+        depth = 0
+        while level:
+            def listing(item: tuple[Group, str]) -> list[str]:
+                return child_paths(self._store, item[0]._path, item[0].metadata)
+
+            listings = list(io_pool().map(listing, level)) if len(level) > 1 else [
+                listing(level[0])]
+            paths = [path for found in listings for path in found]
+            metas = iter(read_nodes(self._store, paths, zarr_format=self.zarr_format))
+            deeper: list[tuple[Group, str]] = []
+            for (_, rel), found in zip(level, listings):
+                kids = children[rel] = []
+                for path in found:
+                    meta = next(metas)
+                    if meta is None:
+                        continue
+                    node = node_for(self._store, path, meta, read_only=self._read_only)
+                    name = f"{rel}{path.rsplit('/', 1)[-1]}"
+                    kids.append((name, node))
+                    if isinstance(node, Group) and (max_depth is None or depth < max_depth):
+                        deeper.append((node, name + "/"))
+            level, depth = deeper, depth + 1
+        return children
 
     def keys(self) -> Iterator[str]:
         return (name for name, _ in self.members())

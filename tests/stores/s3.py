@@ -49,6 +49,7 @@ class Recorder:
     records: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     delay: float = 0.0
+    delay_listings: bool = False
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         start = time.perf_counter()
@@ -58,7 +59,8 @@ class Recorder:
             statuses.append(status)
             return start_response(status, headers, exc_info)
 
-        is_read = environ["REQUEST_METHOD"] == "GET" and not environ.get("QUERY_STRING")
+        is_read = environ["REQUEST_METHOD"] == "GET" and (
+            self.delay_listings or not environ.get("QUERY_STRING"))
         if self.delay and is_read:
             time.sleep(self.delay)  # an object store's latency: visible only if overlapped
         try:
@@ -78,16 +80,17 @@ class Recorder:
                 self.records.append(request)
 
     @contextmanager
-    def watch(self, delay: float = 0.0) -> Iterator[list[Request]]:
-        """The requests served inside the block (with ``delay`` on each data read)."""
+    def watch(self, delay: float = 0.0, listings: bool = False) -> Iterator[list[Request]]:
+        """The requests served inside the block (with ``delay`` on each data read, and on
+        each listing too with ``listings=True``)."""
         seen: list[Request] = []
         with self.lock:
             first = len(self.records)
-        self.delay = delay
+        self.delay, self.delay_listings = delay, listings
         try:
             yield seen
         finally:
-            self.delay = 0.0
+            self.delay, self.delay_listings = 0.0, False
             with self.lock:
                 seen.extend(self.records[first:])
 

@@ -276,3 +276,24 @@ def test_public_names_and_module_example() -> None:
     result = doctest.testmod(importlib.import_module("zarrx.stores.obstore"))
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_a_hierarchy_is_listed_one_depth_at_a_time(s3: S3Server, where: str) -> None:
+    store = s3_store(s3, where)
+    root = zarrx.create_group(store)
+    for g in range(3):
+        group = root.create_group(f"g{g}")
+        for i in range(4):
+            group.create_array(f"a{i}", shape=(i + 1,), dtype="u1", chunks=(4,))
+    with s3.recorder.watch(delay=0.05, listings=True) as requests:
+        members = zarrx.open_group(store, mode="r").members(max_depth=None)
+    assert [name for name, _ in members] == [
+        name for g in range(3) for name in [f"g{g}", *(f"g{g}/a{i}" for i in range(4))]]
+    assert [m.shape for name, m in members if "/" in name] == [(i + 1,) for _ in range(3)
+                                                                for i in range(4)]
+    listings = [r for r in requests if "list-type" in r.query]
+    assert len(listings) == 4  # the root, then its three groups
+    groups = listings[1:]
+    assert max(r.start for r in groups) < min(r.end for r in groups)  # listed concurrently
+    gets = [r for r in requests if r.method == "GET" and not r.query]
+    assert len(gets) == 1 + 3 + 12  # the root, then each child's zarr.json once
