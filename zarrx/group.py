@@ -48,8 +48,10 @@ class Group(Node):
         entries = self._consolidated or {}
         if rel not in entries:
             raise NodeNotFoundError(f"{self.name!r} has no member {rel!r} (consolidated)")
-        return node_for(self._store, self._child(rel), entries[rel], read_only=self._read_only,
-                        consolidated=subtree(entries, rel))
+        meta = entries[rel]
+        below = subtree(entries, rel) if meta.node_type == "group" else None  # arrays: none
+        return node_for(self._store, self._child(rel), meta, read_only=self._read_only,
+                        consolidated=below)
 
     # -- lookup -----------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Array | Group:

@@ -304,6 +304,20 @@ def test_concurrency_is_bounded(s3: S3Server, where: str) -> None:
     assert max(in_flight) == 2  # never more than two at once, and two at once
 
 
+def test_more_than_botocores_ten_connections_are_in_flight(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
+    assert store.fs.config_kwargs["max_pool_connections"] == 64
+    mine = FsspecStore.from_url(_url(where), storage_options={
+        **s3.options, "config_kwargs": {"max_pool_connections": 3}})
+    assert mine.fs.config_kwargs["max_pool_connections"] == 3
+    store.set_many([(f"k{i}", bytes([i])) for i in range(24)])
+    with s3.recorder.watch(delay=0.2) as requests:
+        assert store.get_many([(f"k{i}", None) for i in range(24)]) == [
+            bytes([i]) for i in range(24)]
+    assert len(requests) == 24
+    assert max(r.start for r in requests) < min(r.end for r in requests)  # all at once
+
+
 def test_synchronous_filesystems_are_wrapped(tmp_path: Path) -> None:
     from fsspec.implementations.local import LocalFileSystem
 

@@ -11,6 +11,9 @@ of one value that lie close together in a batch are one GET (:mod:`zarrx.stores.
   ``FsspecStore.from_url("s3://bucket/x.zarr", storage_options={"endpoint_url": ...,
   "key": ..., "secret": ...})``. Synchronous filesystems are wrapped with fsspec's
   ``AsyncFileSystemWrapper``, so every backend runs through the same code.
+- On ``s3``, botocore's connection pool is sized to ``max_concurrency`` (it keeps 10
+  connections otherwise, which would bound the requests in flight) unless
+  ``config_kwargs={"max_pool_connections": ...}`` says otherwise.
 - ``list_dir`` is one delimiter listing (``fs._ls`` of the prefix); ``list`` and
   ``list_prefix`` are one recursive listing (``fs._find``). Listings are not cached on
   ``s3``/``gs`` (``use_listings_cache=False`` unless given), so writers in other
@@ -55,6 +58,7 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
 #: Protocols whose listings fsspec would otherwise cache for the life of the filesystem.
 _NO_LISTINGS_CACHE = frozenset({"s3", "s3a", "gs", "gcs"})
 _S3_BULK_DELETE = 1000  # the most keys one DeleteObjects request may name
+_BOTOCORE = frozenset({"s3", "s3a"})  # s3fs: botocore's client underneath
 #: Protocols whose conditional writes (If-Match / If-None-Match) this store uses.
 CONDITIONAL_PROTOCOLS = frozenset({"s3", "s3a"})
 _S3_MAX_PUT = 5 * 2**30  # the largest object one PUT (hence one conditional write) may hold
@@ -158,6 +162,10 @@ class FsspecStore(Store):
         scheme = url.partition("://")[0].lower()
         if scheme in _NO_LISTINGS_CACHE:
             options.setdefault("use_listings_cache", False)
+        if scheme in _BOTOCORE:
+            # botocore keeps 10 connections unless told: as many as requests in flight
+            config = options["config_kwargs"] = dict(options.get("config_kwargs") or {})
+            config.setdefault("max_pool_connections", max_concurrency)
         fs, path = url_to_fs(url, **options)
         return cls(fs, path, read_only=read_only, max_concurrency=max_concurrency,
                    conditional_writes=conditional_writes)
