@@ -13,9 +13,15 @@ from typing import Any
 from zarrx.abc.store import Store
 from zarrx.array import Array
 from zarrx.creation import array_metadata
-from zarrx.errors import ArgumentError, NodeExistsError, NodeNotFoundError, NodeTypeError
+from zarrx.errors import (
+    ArgumentError,
+    FormatMismatchError,
+    NodeExistsError,
+    NodeNotFoundError,
+    NodeTypeError,
+)
 from zarrx.group import Group, node_for
-from zarrx.metadata import consolidated
+from zarrx.metadata import consolidated, v3_draft
 from zarrx.metadata.io import (
     LAYOUTS,
     check_format,
@@ -23,6 +29,8 @@ from zarrx.metadata.io import (
     ensure_node,
     erase_tree,
     find_node,
+    find_nodes,
+    list_members,
     normalize_path,
     prepare_store,
     read_node,
@@ -31,6 +39,7 @@ from zarrx.metadata.io import (
     write_node,
 )
 from zarrx.metadata.json import dump_json
+from zarrx.metadata.model import Unreadable
 from zarrx.stores.url import make_store
 
 MODES = ("r", "r+", "a", "w", "w-")
@@ -48,29 +57,64 @@ def erase_node(store: Store, path: str, meta: Any = None) -> None:
     erase_tree(store, path, meta)
 
 
+def _check_format(store: Store, where: str, found: Any, zarr_format: Any) -> None:
+    """Refuse a node of ``zarr_format`` inside a hierarchy of another format (it would be
+    invisible there, and its documents could overwrite the hierarchy's)."""
+    if found is not None and found.zarr_format != zarr_format:
+        raise FormatMismatchError(
+            f"cannot create a zarr_format={zarr_format!r} node at {where!r} in {store!r}: "
+            f"the {found.node_type} at {where!r} is zarr_format={found.zarr_format!r}, and a "
+            "hierarchy holds nodes of one format"
+        )
+
+
 def _prepare_path(
     store: Store, path: str, overwrite: bool, zarr_format: Any, group: bool = False
 ) -> None:
-    """Make room for a new node at ``path``: check or clear it, and create parent groups."""
+    """Make room for a new node at ``path``: check or clear it, and create parent groups.
+    Everything is checked before anything is erased or written."""
     existing = find_node(store, path)
     if group and not overwrite and getattr(existing, "implicit", False):
         existing = None  # an implicit group (draft) becomes explicit; its members stay
-    if existing is not None:
-        if not overwrite:
-            raise NodeExistsError(
-                f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
-                "pass overwrite=True (or mode='w') to replace it"
-            )
-        erase_node(store, path, existing)
+    if existing is not None and not overwrite:
+        raise NodeExistsError(
+            f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
+            "pass overwrite=True (or mode='w') to replace it"
+        )
     parts = path.split("/") if path else []
-    for i in range(len(parts)):
-        parent = "/".join(parts[:i])
-        meta = find_node(store, parent)
-        if meta is None:
-            if creates_parent_groups(zarr_format):  # unless another writer just did
-                ensure_node(store, parent, LAYOUTS[zarr_format].new_group({}))
-        elif meta.node_type == "array":
+    parents = ["/".join(parts[:i]) for i in range(len(parts))]
+    found = dict(zip(parents, find_nodes(store, parents)))
+    for parent, meta in found.items():
+        if meta is not None and meta.node_type == "array":
             raise NodeTypeError(f"cannot create {path!r}: {parent or '/'!r} is an array")
+        _check_format(store, parent or "/", meta, zarr_format)
+    if zarr_format != v3_draft.FORMAT and not (overwrite and not path):
+        entry = v3_draft.entry_point_from(store.get(v3_draft.ENTRY_POINT_KEY), required=False)
+        if entry is not None:
+            raise FormatMismatchError(
+                f"cannot create a zarr_format={zarr_format!r} node at {path or '/'!r} in "
+                f"{store!r}: the store holds a Zarr v3.0 draft hierarchy (its zarr.json is the "
+                "draft's entry point), and a hierarchy holds nodes of one format"
+            )
+    if existing is not None:
+        erase_node(store, path, existing)
+    if creates_parent_groups(zarr_format):
+        for parent, meta in found.items():
+            if meta is None:  # unless another writer has made it meanwhile
+                ensure_node(store, parent, LAYOUTS[zarr_format].new_group({}))
+
+
+def create_node(store: Store, path: str, meta: Any, *, overwrite: bool = False) -> Any:
+    """Write a new node of parsed metadata ``meta`` at ``path`` (what ``create_array`` and
+    ``create_group`` do once they have built it): every check first — the keys the store
+    can hold, an existing node, the parents, the hierarchy's format — then the writes.
+    Returns the metadata written (a draft node adopts the store's entry point)."""
+    meta, pending = prepare_store(store, path, meta)
+    _prepare_path(store, path, overwrite, meta.zarr_format, group=meta.node_type == "group")
+    for key, value in pending.items():  # a new draft hierarchy's entry point...
+        store.atomic_update(key, lambda old, new=value: new if old is None else old)  # ...once
+    write_node(store, path, meta)
+    return meta
 
 
 def create_array(
@@ -115,10 +159,7 @@ def create_array(
         extensions=extensions,
         where=f"array {'/' + path!r}",
     )
-    _prepare_path(s, path, overwrite, zarr_format)
-    meta = prepare_store(s, path, meta)
-    write_node(s, path, meta)
-    return Array(s, path, meta)
+    return Array(s, path, create_node(s, path, meta, overwrite=overwrite))
 
 
 def create_group(
@@ -135,10 +176,7 @@ def create_group(
     s = _store(store, "w" if overwrite else "a", storage_options)
     p = normalize_path(path)
     meta = LAYOUTS[zarr_format].new_group(dict(attributes or {}))
-    _prepare_path(s, p, overwrite, zarr_format, group=True)
-    meta = prepare_store(s, p, meta)
-    write_node(s, p, meta)
-    return Group(s, p, meta, read_only=False)
+    return Group(s, p, create_node(s, p, meta, overwrite=overwrite), read_only=False)
 
 
 def _existing(
@@ -251,7 +289,13 @@ def consolidate_metadata(
     s = _store(store, "r+", storage_options)
     p = normalize_path(path)
     group = open_group(s, mode="r+", path=p, use_consolidated=False)
-    entries = {name: node.metadata for name, node in group.members(max_depth=None)}
+    entries = dict(list_members(s, p, group.metadata, max_depth=None))
+    for rel, meta in entries.items():
+        if isinstance(meta, Unreadable):  # consolidating would hide it from every reader
+            raise type(meta.error)(
+                f"cannot consolidate the metadata of {p or '/'!r}: member {rel!r} cannot be "
+                f"opened: {meta.error}"
+            )
     meta = group.metadata
     if meta.zarr_format == 2:
         key = f"{p}/{consolidated.V2_KEY}" if p else consolidated.V2_KEY

@@ -19,14 +19,24 @@ from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
 from zarrx.data_types.ml import MLDataType, ml_name
+from zarrx.data_types.struct import StructDataType
 from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
-from zarrx.errors import MetadataError
+from zarrx.errors import MetadataError, UnknownDataTypeError
 from zarrx.extensions import parse_extensions
 from zarrx.metadata.model import check_product, parse_dimension_names, parse_shape
 from zarrx.metadata.v2 import ArrayMetadataV2
 from zarrx.metadata.v2 import native as native_dtype
 from zarrx.metadata.v3 import ArrayMetadataV3
+from zarrx.metadata.v3_draft import (
+    SHARDING_URI,
+    ArrayMetadataDraft,
+    compressor_to_json,
+    data_type_to_json,
+    extension_to_json,
+    fill_to_json,
+)
+from zarrx.metadata.v3_draft import native as draft_native
 
 #: Target decoded size of a chunk when ``chunks`` is not given.
 AUTO_CHUNK_BYTES = 1 << 20
@@ -79,8 +89,6 @@ def array_metadata(*, zarr_format: Any = 3, **kwargs: Any) -> Any:
     if zarr_format == 2:
         return array_metadata_v2(**kwargs)
     if zarr_format == "3-draft":
-        from zarrx.metadata.v3_draft import array_metadata_draft
-
         return array_metadata_draft(**kwargs)
     return array_metadata_v3(**kwargs)
 
@@ -189,6 +197,8 @@ def array_metadata_v3(
         data_type = TimeDataType.from_numpy(np.dtype(dtype))
     elif np.dtype(dtype).kind in "US":
         data_type = FixedDataType.from_numpy(np.dtype(dtype))
+    elif np.dtype(dtype).fields is not None:
+        data_type = StructDataType.from_numpy(np.dtype(dtype))
     else:
         data_type = DataType.from_numpy(dtype)
     if kind and serializer == "auto":
@@ -286,3 +296,100 @@ def array_metadata_v3(
             shape=shape,
         ),
     )
+
+
+def array_metadata_draft(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    shards: Any = None,
+    compressors: Any = "auto",
+    filters: Any = None,
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    order: str = "C",
+    attributes: Mapping[str, Any] | None = None,
+    dimension_names: Any = None,
+    chunk_key_encoding: Any = None,
+    extensions: Any = None,
+    where: str = "array",
+) -> ArrayMetadataDraft:
+    """Validated draft metadata for a new array: the document is built, then parsed like
+    any other, so what zarrx writes is what it reads."""
+    if serializer != "auto":
+        raise MetadataError(f"{where}: the Zarr v3.0 draft has no serializer; leave 'auto'")
+    if dimension_names is not None:
+        raise MetadataError(f"{where}: the Zarr v3.0 draft has no dimension_names")
+    if order not in ("C", "F"):
+        raise MetadataError(f"{where}: order must be 'C' or 'F', got {order!r}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = parse_shape(list(shape), where=where)
+    if ml_name(dtype):  # else NumPy (with ml_dtypes) would make it raw bits, losing the type
+        raise UnknownDataTypeError(
+            f"{where}: the Zarr v3.0 draft has no data type {ml_name(dtype)!r}; use "
+            "zarr_format=3 or 2"
+        )
+    stored = np.dtype(dtype)
+    if stored.byteorder == "=":
+        stored = stored.newbyteorder("<" if np.little_endian else ">")
+    data_type = data_type_to_json(stored)
+    chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
+    separator = "/"
+    if chunk_key_encoding is not None:
+        separator = dict(chunk_key_encoding).get("configuration", {}).get("separator", "/")
+    codecs = _codec_list(DEFAULT_COMPRESSORS if compressors == "auto" else compressors,
+                         where=where)
+    if len(codecs) > 1:
+        raise MetadataError(f"{where}: the Zarr v3.0 draft takes one compressor, got {len(codecs)}")
+    filter_codecs = _codec_list(filters, where=where)
+    nat = draft_native(stored)
+    if fill_value is None:
+        fill = np.zeros((), dtype=nat)[()]
+    elif nat.kind in "biufc":
+        fill = DataType.from_numpy(nat).coerce_fill(fill_value)
+    elif nat.kind == "V" and isinstance(fill_value, bytes):
+        fill = np.frombuffer(fill_value.ljust(nat.itemsize, b"\0"), dtype=nat)[0]
+    else:
+        fill = np.asarray(fill_value, dtype=nat)[()]
+    doc: dict[str, Any] = {
+        "shape": list(shape),
+        "data_type": data_type,
+        "chunk_grid": {"type": "regular", "chunk_shape": list(chunk_shape),
+                       "separator": separator},
+        "chunk_memory_layout": order,
+    }
+    if codecs:
+        doc["compressor"] = compressor_to_json(codecs[0], stored.itemsize)
+    doc["fill_value"] = fill_to_json(stored, fill)
+    doc["extensions"] = [extension_to_json(e) for e in extensions or ()]
+    user_attributes = dict(attributes or {})
+    if filter_codecs:
+        from zarrx.codecs.numcodecs_compat import to_numcodecs_config
+
+        if "filters" in user_attributes:
+            raise MetadataError(
+                f"{where}: the attribute 'filters' holds the numcodecs filters in the Zarr "
+                "v3.0 draft; choose another name"
+            )
+        try:
+            configs = [to_numcodecs_config(f, stored.itemsize) for f in filter_codecs]
+        except MetadataError as e:
+            raise MetadataError(f"{where}: filters must be numcodecs codecs: {e}") from None
+        user_attributes["filters"] = configs
+    doc["attributes"] = user_attributes
+    if shards is not None:
+        shard_shape = normalize_chunks(shards, shape, stored.itemsize)
+        if not shape or any(s % c for s, c in zip(shard_shape, chunk_shape)):
+            raise MetadataError(
+                f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
+            )
+        doc["storage_transformers"] = [{
+            "extension": SHARDING_URI,
+            "type": "indexed",
+            "configuration": {
+                "chunks_per_shard": [s // c for s, c in zip(shard_shape, chunk_shape)],
+            },
+        }]
+    return ArrayMetadataDraft.from_json(doc, where=where)

@@ -1,4 +1,4 @@
-"""zarrx's exception hierarchy.
+"""zarrx's exception and warning hierarchy.
 
 Every class derives from :class:`ZarrxError` and from the builtin a NumPy or zarr-python
 user would catch (``ValueError``, ``KeyError``, ``IndexError``, ``PermissionError`` ...),
@@ -131,7 +131,24 @@ class VerificationError(ZarrxError, ValueError):
     """A copy does not match its source (``zarrx convert --verify``)."""
 
 
-__all__ += ["ArgumentError", "VerificationError"]
+class FormatMismatchError(MetadataError):
+    """A node of one Zarr format was to be created inside a hierarchy of another."""
+
+
+class ZarrxWarning(UserWarning):
+    """Base of every warning zarrx issues."""
+
+
+class SkippedNodeWarning(ZarrxWarning):
+    """A listing skipped a key or node it cannot open (a name that is not a valid node
+    name, or a node whose metadata is refused, e.g. an unknown must-understand extension);
+    its siblings are listed, and opening it by name raises the error."""
+
+
+__all__ += [
+    "ArgumentError", "FormatMismatchError", "SkippedNodeWarning", "VerificationError",
+    "ZarrxWarning",
+]
 
 
 class UpdateConflictError(StoreError):

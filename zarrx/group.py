@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from zarrx.array import Array
 from zarrx.engine.executor import io_pool
-from zarrx.errors import InvalidKeyError, NodeNotFoundError
+from zarrx.errors import InvalidKeyError, NodeNotFoundError, SkippedNodeWarning
 from zarrx.metadata.consolidated import subtree
-from zarrx.metadata.io import child_paths, join_path, read_node, read_nodes
+from zarrx.metadata.io import join_path, list_members, read_node
+from zarrx.metadata.model import Unreadable
 from zarrx.node import Node
 
 
@@ -49,6 +51,8 @@ class Group(Node):
         if rel not in entries:
             raise NodeNotFoundError(f"{self.name!r} has no member {rel!r} (consolidated)")
         meta = entries[rel]
+        if isinstance(meta, Unreadable):
+            meta.reraise()
         below = subtree(entries, rel) if meta.node_type == "group" else None  # arrays: none
         return node_for(self._store, self._child(rel), meta, read_only=self._read_only,
                         consolidated=below)
@@ -76,56 +80,44 @@ class Group(Node):
 
     def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
         """``(name, node)`` pairs of the children, sorted by name; ``max_depth=None`` recurses
-        (names are then paths relative to this group)."""
+        (names are then paths relative to this group).
+
+        A member that cannot be opened (refused metadata, such as an unknown
+        must-understand extension, or a key that is not a valid node name) is skipped with
+        a :class:`~zarrx.errors.SkippedNodeWarning`; ``group[name]`` raises its error."""
         out: list[tuple[str, Array | Group]] = []
-        if self._consolidated is not None:
-            for rel in sorted(self._consolidated):
-                depth = rel.count("/")
-                if max_depth is None or depth <= max_depth:
-                    out.append((rel, self._from_consolidated(rel)))
-            return tuple(out)
-        children = self._children_by_level(max_depth)
-
-        def visit(rel: str) -> None:  # depth first, children sorted by name
-            for name, node in children.get(rel, ()):
-                out.append((name, node))
-                visit(name + "/")
-
-        visit("")
+        for rel, meta in self.member_metadata(max_depth):
+            consolidated = None
+            if self._consolidated is not None and meta.node_type == "group":
+                consolidated = subtree(self._consolidated, rel)
+            out.append((rel, node_for(self._store, self._child(rel), meta,
+                                      read_only=self._read_only, consolidated=consolidated)))
         return tuple(out)
 
-    def _children_by_level(
-        self, max_depth: int | None
-    ) -> dict[str, list[tuple[str, Array | Group]]]:
-        """The children of each group below this one, by its relative path (``""``: this
-        group), found one depth at a time: the groups of a depth are listed concurrently,
-        and the documents of all their children read in one batch — a few round trips per
-        depth on a high-latency store, however many groups there are."""
-        children: dict[str, list[tuple[str, Array | Group]]] = {}
-        level: list[tuple[Group, str]] = [(self, "")]
-        depth = 0
-        while level:
-            def listing(item: tuple[Group, str]) -> list[str]:
-                return child_paths(self._store, item[0]._path, item[0].metadata)
-
-            listings = list(io_pool().map(listing, level)) if len(level) > 1 else [
-                listing(level[0])]
-            paths = [path for found in listings for path in found]
-            metas = iter(read_nodes(self._store, paths, zarr_format=self.zarr_format))
-            deeper: list[tuple[Group, str]] = []
-            for (_, rel), found in zip(level, listings):
-                kids = children[rel] = []
-                for path in found:
-                    meta = next(metas)
-                    if meta is None:
-                        continue
-                    node = node_for(self._store, path, meta, read_only=self._read_only)
-                    name = f"{rel}{path.rsplit('/', 1)[-1]}"
-                    kids.append((name, node))
-                    if isinstance(node, Group) and (max_depth is None or depth < max_depth):
-                        deeper.append((node, name + "/"))
-            level, depth = deeper, depth + 1
-        return children
+    def member_metadata(self, max_depth: int | None = 0) -> list[tuple[str, Any]]:
+        """``(relative path, parsed metadata)`` of the members :meth:`members` lists
+        (one listing of the store, or none when opened consolidated)."""
+        if self._consolidated is not None:
+            found = [(rel, self._consolidated[rel]) for rel in sorted(
+                self._consolidated, key=lambda r: r.split("/"))
+                if max_depth is None or rel.count("/") <= max_depth]
+        else:
+            # the groups of one depth are listed concurrently, on the I/O threads
+            found = list_members(self._store, self._path, self._metadata, max_depth,
+                                 map_listings=io_pool().map)
+        out, skipped = [], []
+        for rel, meta in found:
+            if any(rel.startswith(s + "/") for s in skipped):
+                continue  # below a member that cannot be opened
+            if isinstance(meta, Unreadable):
+                skipped.append(rel)
+                warnings.warn(
+                    f"{self.name!r}: skipped member {rel!r}, which cannot be opened: "
+                    f"{meta.error}", SkippedNodeWarning, stacklevel=3,
+                )
+                continue
+            out.append((rel, meta))
+        return out
 
     def keys(self) -> Iterator[str]:
         return (name for name, _ in self.members())
@@ -183,9 +175,8 @@ class Group(Node):
 
         self._check_writable("delete from")
         self._consolidated = None
-        if name not in self:
-            raise NodeNotFoundError(f"{self.name!r} has no member {name!r}")
-        erase_node(self._store, self._child(name))
+        node = self[name]  # in this group's format: NodeNotFoundError when absent
+        erase_node(self._store, node.path, node.metadata)
 
     # -- display -----------------------------------------------------------------------------
     def tree(self) -> str:

@@ -3,6 +3,8 @@
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +15,8 @@ from zarrx.zom import from_json, from_zarr
 
 from .conftest import zarr_python_source
 
-ZARRX = "/work/venv/bin/zarrx"
+#: The console script pip installed beside this interpreter.
+ZARRX = str(Path(sys.executable).with_name("zarrx"))
 COMMANDS = {
     "demo": "A quick check that zarrx works",
     "info": "how many chunks are initialised",

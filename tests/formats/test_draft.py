@@ -19,6 +19,7 @@ import zarrx
 from zarrx import registry
 from zarrx.errors import (
     FillValueError,
+    FormatMismatchError,
     InvalidKeyError,
     MetadataError,
     NodeNotFoundError,
@@ -243,12 +244,29 @@ def test_regular_grid_example() -> None:
 
 
 def test_zero_dimensional_key() -> None:
+    """Seed 000 names the chunk of a 0-d array ``c``; zarr-python 2.18 reads and writes
+    ``c0`` (its key for the empty chunk coordinate). zarrx writes ``c0``, so zarr-python
+    2.18 finds the data (docs/formats.md)."""
     store = MemoryStore()
     a = zarrx.create_array(store, name="s", shape=(), dtype="<f4", zarr_format=DRAFT)
     a[...] = 2.5
-    assert store.get("data/root/s/c") is not None
+    assert store.get("data/root/s/c0") is not None
+    assert store.get("data/root/s/c") is None
     assert a.metadata.to_json()["chunk_grid"]["chunk_shape"] == []
     assert zarrx.open_array(store, path="s")[()] == np.float32(2.5)
+
+
+def test_zero_dimensional_seed_key() -> None:
+    """A 0-d chunk stored at the seed's ``c`` is read there, and written there."""
+    store = draft_store()
+    put(store, "meta/root/s.array.json", array_doc("<i8", []))
+    store.set("data/root/s/c", np.int64(-3).tobytes())
+    a = zarrx.open_array(store, path="s", mode="r+")
+    assert a.metadata.zero_d_key == "c"
+    assert a[()] == -3
+    a[...] = 11
+    assert np.frombuffer(store.get("data/root/s/c"), "<i8")[0] == 11
+    assert store.get("data/root/s/c0") is None
 
 
 def test_zero_dimensional_zarr2_key() -> None:
@@ -946,7 +964,7 @@ def test_api_formats() -> None:
     assert sorted(g.group_keys()) == ["x"]
     v3 = MemoryStore()
     zarrx.create_group(v3, zarr_format=3)
-    with pytest.raises(MetadataError, match=r"not a Zarr v3\.0 draft entry point"):
+    with pytest.raises(FormatMismatchError, match=r"the group at '/' is zarr_format=3"):
         zarrx.create_array(v3, name="d", shape=(1,), dtype="u1", zarr_format=DRAFT)
     with pytest.raises(MetadataError, match="dimension_names"):
         zarrx.create_array(MemoryStore(), shape=(1,), dtype="u1", zarr_format=DRAFT,

@@ -71,7 +71,10 @@ def test_zarrx_writes_zarr_python_reads(tmp_path, dtype, order):
 @pytest.mark.parametrize("compressor", COMPRESSORS, ids=lambda c: c and c.codec_id)
 @pytest.mark.parametrize("filters", [None, [numcodecs.Delta(dtype="<i4")],
                                      [numcodecs.FixedScaleOffset(0, 10, dtype="<i4",
-                                                                 astype="<i2")]])
+                                                                 astype="<i2")],
+                                     [numcodecs.Shuffle(elementsize=4)],
+                                     [numcodecs.Delta(dtype="<i4"), numcodecs.Shuffle(4)]],
+                         ids=["none", "delta", "scaleoffset", "shuffle", "delta+shuffle"])
 def test_codecs_both_ways(tmp_path, compressor, filters):
     data = np.arange(300, dtype="<i4").reshape(15, 20) * 3
     z = zarr.create_array(str(tmp_path / "z"), shape=data.shape, chunks=(4, 6), dtype="<i4",
@@ -86,6 +89,23 @@ def test_codecs_both_ways(tmp_path, compressor, filters):
     ref = json.loads((tmp_path / "z" / ".zarray").read_text())
     assert doc["compressor"] == ref["compressor"]
     assert doc["filters"] == ref["filters"]
+
+
+def test_shuffle_filter_stored_bytes(tmp_path):
+    """numcodecs' shuffle, a bytes→bytes filter in v2, as zarr-python 3 writes it: the
+    stored chunk is the byte-shuffled little-endian chunk (numcodecs' own encoding)."""
+    data = np.arange(12, dtype="<i4").reshape(3, 4) * 1000
+    zarr.create_array(str(tmp_path / "z"), shape=data.shape, chunks=(3, 4), dtype="<i4",
+                      zarr_format=2, compressors=None,
+                      filters=[numcodecs.Shuffle(elementsize=4)])[...] = data
+    a = zarrx.open_array(str(tmp_path / "z"), mode="r+")
+    assert [c.name for c in a.codecs] == ["bytes", "numcodecs.shuffle"]
+    np.testing.assert_array_equal(a[...], data)
+    a[1] = -1
+    stored = (tmp_path / "z" / "0.0").read_bytes()
+    data[1] = -1
+    assert stored == bytes(numcodecs.Shuffle(elementsize=4).encode(data.tobytes()))
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "z"))[...], data)
 
 
 @pytest.mark.parametrize("fill", [np.nan, np.inf, -np.inf, 0.0, 2.5, None])

@@ -112,3 +112,66 @@ def test_two_implementations_for_one_name_is_an_error():
         assert registry.codecs.get("conflict-test") is first
     finally:
         registry.codecs.unregister("conflict-test")
+
+
+def _draft_with_entries(path: Path, entries: list) -> np.ndarray:
+    data = np.arange(6, dtype="i4")
+    zarrx.create_array(str(path), name="a", shape=(6,), dtype="i4", chunks=(4,),
+                       zarr_format="3-draft")[...] = data
+    meta = path / "meta" / "root" / "a.array.json"
+    doc = json.loads(meta.read_text())
+    doc["extensions"] = entries
+    meta.write_text(json.dumps(doc))
+    return data
+
+
+def _v3_with_entries(path: Path, entries: list) -> None:
+    zarrx.create_array(str(path), shape=(6,), dtype="i4", chunks=(4,))[...] = np.arange(6)
+    doc = json.loads((path / "zarr.json").read_text())
+    doc["extensions"] = entries
+    (path / "zarr.json").write_text(json.dumps(doc))
+
+
+def test_offset_applies_to_a_draft_array_as_to_a_v3_array(tmp_path, plugin_env):
+    """Seed 003's offset example on both formats: the draft spells the entry with the
+    seed's ``extension`` key, v3 with ZEP 10's ``name``; both present elements 2-5."""
+    _draft_with_entries(tmp_path / "d", [
+        {"extension": "example.offset", "must_understand": True,
+         "configuration": {"offset": [2]}}])
+    _v3_with_entries(tmp_path / "v", [
+        {"name": "example.offset", "configuration": {"offset": [2]}}])
+    script = (
+        "import sys, json, zarrx; out = {}\n"
+        "for p, path in ((sys.argv[1], 'a'), (sys.argv[2], None)):\n"
+        "    a = zarrx.open_array(p, path=path, mode='r+')\n"
+        "    before = a[...].tolist(); a[0] = 20\n"
+        "    out[a.zarr_format] = [list(a.shape), before, a[...].tolist()]\n"
+        "print(json.dumps(out))"
+    )
+    result = _run(plugin_env, "-c", script, str(tmp_path / "d"), str(tmp_path / "v"))
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    assert got["3-draft"] == got["3"] == [[4], [2, 3, 4, 5], [20, 3, 4, 5]]
+    # zarrx alone refuses the draft array: the entry must be understood
+    with pytest.raises(UnknownExtensionError, match=r"example\.offset"):
+        zarrx.open(str(tmp_path / "d"), path="a")
+
+
+def test_write_hook_applies_to_a_draft_array(tmp_path, plugin_env):
+    """``example.array-statistics`` (optional) widens its range on every write in the
+    draft too, and is written back in the seed's form; without the plugin it is kept."""
+    entry = {"extension": "example.array-statistics", "must_understand": False,
+             "configuration": {"min": 0, "max": 5}}
+    _draft_with_entries(tmp_path / "d", [entry])
+    meta = tmp_path / "d" / "meta" / "root" / "a.array.json"
+    a = zarrx.open_array(str(tmp_path / "d"), path="a", mode="r+")
+    a[0] = 100  # zarrx alone: the unknown optional entry is kept as it is
+    assert json.loads(meta.read_text())["extensions"] == [entry]
+    script = "import sys, zarrx; zarrx.open_array(sys.argv[1], path='a', mode='r+')[1] = -7"
+    result = _run(plugin_env, "-c", script, str(tmp_path / "d"))
+    assert result.returncode == 0, result.stderr
+    (written,) = json.loads(meta.read_text())["extensions"]
+    assert written["extension"] == "example.array-statistics"
+    assert written["must_understand"] is False
+    assert written["configuration"]["min"] == -7
+    assert written["configuration"]["max"] == 5

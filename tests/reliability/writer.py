@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -137,6 +138,12 @@ class Writers:
     def expect(self, proc: subprocess.Popen[str], word: str) -> None:
         """Wait until ``proc`` prints ``word`` (it failed if it exits first)."""
         assert proc.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            if not selector.select(timeout=HANG_GUARD):
+                proc.kill()
+                proc.communicate()
+                raise AssertionError(f"writer hung before printing {word!r}")
         line = proc.stdout.readline().strip()
         if line != word:
             _, err = proc.communicate(timeout=HANG_GUARD)
@@ -158,7 +165,13 @@ class Writers:
     def finish(self, procs: list[subprocess.Popen[str]] | None = None) -> None:
         """Wait for ``procs`` (default: all) and check that each did its whole job."""
         for proc in self.procs if procs is None else procs:
-            out, err = proc.communicate(timeout=HANG_GUARD)
+            try:
+                out, err = proc.communicate(timeout=HANG_GUARD)
+            except subprocess.TimeoutExpired:
+                for other in self.procs:
+                    other.kill()
+                    other.communicate()
+                raise
             report = f"writer exited {proc.returncode}, printed {out!r}; stderr:\n{err}"
             assert proc.returncode == 0, report
             assert out.split()[-1:] == ["done"], report

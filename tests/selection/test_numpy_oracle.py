@@ -220,3 +220,16 @@ def test_variable_length_strings_match_numpy(data):
         x[idx] = "new"
         a[idx] = "new"
         np.testing.assert_array_equal(a[...], x)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_records_take_tuples_as_numpy_does(zarr_format):
+    dtype = np.dtype([("a", "<i4"), ("b", "<f8")])
+    a = zarrx.create_array(MemoryStore(), shape=(4,), dtype=dtype, chunks=(2,),
+                           zarr_format=zarr_format)
+    x = np.zeros(4, dtype)
+    for idx, value in [(0, (1, 2.0)), (slice(1, 3), (3, 4.5)), ([3], (7, 8.0)),
+                       (slice(0, 2), [(9, 1.0), (8, 2.0)])]:
+        x[idx] = value
+        a[idx] = value
+    _assert_same(a[...], x)

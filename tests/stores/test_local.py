@@ -4,6 +4,7 @@ import os
 import shutil
 import signal
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import zarrx.stores.local as local_module
 from zarrx.abc.store import ByteRange
 from zarrx.engine import executor
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
-from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
+from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX, lock_name
 from zarrx.stores.local import LocalStore
 from zarrx.testing.stores import BAD_KEYS, StoreTests
 
@@ -487,7 +488,7 @@ def test_lock_file_lives_beside_the_key_while_held_and_goes_after(root: Path) ->
         return b"new"
 
     store.atomic_update("a/c/0", update)
-    assert seen == [{f"a/c/{LOCK_PREFIX}0": b""}]  # with the data, not in a temporary dir
+    assert seen == [{"a/c/" + lock_name("0"): b""}]  # with the data, not in a temporary dir
     assert _files(root) == {"a/c/0": b"new"}  # removed afterwards
     store.atomic_update("a/c/0", lambda old: None)
     assert _files(root) == {}
@@ -498,17 +499,17 @@ def test_lock_files_left_by_dead_writers_are_not_keys(root: Path) -> None:
     store = LocalStore(root)
     store.set("g/a/c/0", b"chunk")
     store.set("g/zarr.json", b"{}")
-    (root / "g" / f"{LOCK_PREFIX}zarr.json").write_bytes(b"")  # as a killed writer leaves them
+    (root / "g" / lock_name("zarr.json")).write_bytes(b"")  # as a killed writer leaves them
     (root / "g" / "x").mkdir()
-    (root / "g" / "x" / f"{LOCK_PREFIX}zarr.json").write_bytes(b"")
+    (root / "g" / "x" / lock_name("zarr.json")).write_bytes(b"")
     assert store.list() == ["g/a/c/0", "g/zarr.json"]
     assert store.list_dir("g/") == (["g/zarr.json"], ["g/a/"])  # "x" holds no key
     with pytest.raises(InvalidKeyError, match="reserved"):
-        store.get(f"g/{LOCK_PREFIX}zarr.json")
+        store.get("g/" + lock_name("zarr.json"))
     store.atomic_update("g/zarr.json", lambda old: b"{\"v\": 2}")  # takes the stale lock
-    assert not (root / "g" / f"{LOCK_PREFIX}zarr.json").exists()
+    assert not (root / "g" / lock_name("zarr.json")).exists()
     removed = store.clean_leftovers()
-    assert removed == [str(root / "g" / "x" / f"{LOCK_PREFIX}zarr.json")]
+    assert removed == [str(root / "g" / "x" / lock_name("zarr.json"))]
     store.erase_prefix("g/")
     assert _files(root) == {}
 
@@ -518,11 +519,122 @@ def test_a_symlink_planted_as_lock_file_is_refused(root: Path, outside: Path) ->
     store.set("k", b"v")
     target = outside / "victim"
     target.write_bytes(b"keep")
-    (root / f"{LOCK_PREFIX}k").symlink_to(target)
+    (root / lock_name("k")).symlink_to(target)
     with pytest.raises(StoreError, match="cannot lock"):
         store.atomic_update("k", lambda old: b"w")
     assert target.read_bytes() == b"keep"
     assert store.get("k") == b"v"
     store.clean_leftovers()  # removes the link, never its target
     assert target.read_bytes() == b"keep"
-    assert not (root / f"{LOCK_PREFIX}k").is_symlink()
+    assert not (root / lock_name("k")).is_symlink()
+
+
+def test_a_waiting_writer_is_logged_and_goes_on_when_the_lock_is_released(root: Path) -> None:
+    import logging
+
+    store = LocalStore(root)
+    inside, waiting, release = threading.Event(), threading.Event(), threading.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "locked by another writer" in record.getMessage():
+                waiting.set()
+
+    def hold(old: bytes | None) -> bytes:
+        inside.set()
+        assert release.wait(timeout=300)  # a hang guard, not a deadline
+        return (old or b"") + b"first,"
+
+    watch = Watch(logging.DEBUG)
+    logger = logging.getLogger("zarrx.stores.locks")
+    logger.addHandler(watch)
+    previous = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        holder = threading.Thread(target=store.atomic_update, args=("k", hold))
+        holder.start()
+        assert inside.wait(timeout=300)
+        second = threading.Thread(
+            target=store.atomic_update, args=("k", lambda old: (old or b"") + b"second")
+        )
+        second.start()
+        assert waiting.wait(timeout=300)  # the second writer found the key locked, said so
+        release.set()
+        holder.join()
+        second.join()
+    finally:
+        logger.removeHandler(watch)
+        logger.setLevel(previous)
+    assert store.get("k") == b"first,second"
+    assert _files(root) == {"k": b"first,second"}
+
+
+def test_a_key_whose_lock_name_would_be_too_long_still_updates(root: Path) -> None:
+    store = LocalStore(root)
+    limit = os.pathconf(root, "PC_NAME_MAX")
+    name = "n" * limit  # the longest name the file system takes: its lock name is shorter
+    seen: list[dict[str, bytes]] = []
+
+    def update(old: bytes | None) -> bytes:
+        seen.append(_files(root))
+        return b"v"
+
+    store.atomic_update(f"a/{name}", update)
+    [lock] = seen[0]
+    assert lock.startswith("a/" + LOCK_PREFIX)
+    assert len(lock) - 2 <= limit
+    assert _files(root) == {f"a/{name}": b"v"}
+
+
+# -- names the spec allows but the file system cannot store -----------------------------------
+
+def test_name_longer_than_the_file_system_allows_is_refused_before_writing(tmp_path: Path) -> None:
+    """The draft allows node names of 255 characters; ``<250 characters>.group.json`` is
+    261 bytes, over NAME_MAX (255 on the usual file systems). Nothing is written."""
+    import zarrx
+
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    name = "n" * 250
+    for zarr_format, create in (
+        ("3-draft", lambda root: zarrx.create_group(str(root), path=name, zarr_format="3-draft")),
+        ("3-draft", lambda root: zarrx.create_array(str(root), name=f"g/{name}", shape=(1,),
+                                                    dtype="u1", zarr_format="3-draft")),
+        (3, lambda root: zarrx.create_group(str(root), path="n" * (limit + 1))),
+        (2, lambda root: zarrx.create_array(str(root), name="n" * (limit + 1), shape=(1,),
+                                            dtype="u1", zarr_format=2)),
+    ):
+        root = tmp_path / f"h{zarr_format}"
+        with pytest.raises(InvalidKeyError, match=f"limit of {limit} bytes") as info:
+            create(root)
+        assert "NAME_MAX" in str(info.value)
+        assert not root.exists() or not any(root.rglob("*")), zarr_format
+    # the longest name the file system takes works
+    fits = "f" * (limit - len(".group.json"))
+    zarrx.create_group(str(tmp_path / "ok"), path=fits, zarr_format="3-draft")
+    assert zarrx.open_group(str(tmp_path / "ok"), path=fits).path == fits
+
+
+def test_set_refuses_names_over_the_limit(root: Path) -> None:
+    store = LocalStore(root)
+    limit = os.pathconf(root.parent, "PC_NAME_MAX")
+    with pytest.raises(InvalidKeyError, match="NAME_MAX"):
+        store.set("a/" + "é" * (limit // 2 + 1), b"x")  # characters of 2 bytes each
+    assert store.list() == []
+
+
+def test_updates_that_write_nothing_prune_while_others_make_the_same_directories(
+    root: Path,
+) -> None:
+    """An update that leaves no key prunes the directories its lock made, while other
+    threads make the same directories for their lock and temporary files: none fails."""
+    store = LocalStore(root)
+
+    def work(n: int) -> None:
+        for i in range(150):
+            key = f"c/{i % 3}/0/1/{n}"
+            store.atomic_update(key, (lambda old: None) if (i + n) % 2 else (lambda old: b"v"))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(8)))
+    assert all(v == b"v" for v in _files(root).values())
+    assert store.list() == sorted(_files(root))  # no lock or temporary file left

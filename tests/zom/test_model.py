@@ -114,8 +114,12 @@ def test_member_names_and_formats_are_checked():
         GroupSpec(members={"x": GroupSpec(zarr_format=2)})
     with pytest.raises(MetadataError, match="must be an ArraySpec or a GroupSpec"):
         GroupSpec(members={"x": 3})
-    with pytest.raises(MetadataError, match="zarr_format must be 3 or 2"):
-        GroupSpec(zarr_format="3-draft")
+    with pytest.raises(MetadataError, match="zarr_format must be 3, 2 or '3-draft'"):
+        GroupSpec(zarr_format="3.0")
+    with pytest.raises(MetadataError, match=r"only a Zarr v3\.0 draft group"):
+        GroupSpec(implicit=True)
+    with pytest.raises(MetadataError, match="zarr_format 3-draft, the group 3"):
+        GroupSpec(members={"x": GroupSpec(zarr_format="3-draft")})
     with pytest.raises(MetadataError, match="not array properties"):
         ArraySpec(properties={"shape": [1], "attributes": {}})
     with pytest.raises(MetadataError, match="missing required property 'codecs'"):
@@ -155,7 +159,7 @@ def test_from_json_needs_to_know_the_format_and_node_type():
         from_json("{nope")
     with pytest.raises(MetadataError, match="expected a JSON object"):
         from_json([1])
-    with pytest.raises(MetadataError, match="zarr_format must be 2 or 3"):
+    with pytest.raises(MetadataError, match="zarr_format must be 2, 3 or '3-draft'"):
         from_json({"zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0"})
     with pytest.raises(MetadataError, match="expected an array, got a group"):
         ArraySpec.from_json({"zarr_format": 2, "attributes": {}, "members": {}})

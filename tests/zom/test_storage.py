@@ -2,13 +2,15 @@
 
 import json
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
 import zarr
 
 import zarrx
-from zarrx.errors import MetadataError, NodeExistsError
+from zarrx.errors import InvalidKeyError, MetadataError, NodeExistsError
+from zarrx.storage import MemoryStore
 from zarrx.zom import ArraySpec, GroupSpec, diff, from_json, from_zarr, validate_json
 from zarrx.zom.frozen import thaw
 
@@ -128,16 +130,23 @@ def test_to_zarr_writes_the_draft_from_a_v3_spec(tmp_path):
     made = spec.to_zarr(str(tmp_path / "d"), zarr_format="3-draft")
     assert made.zarr_format == "3-draft"
     assert (tmp_path / "d" / "meta" / "root" / "a" / "x.array.json").exists()
-    assert from_zarr(str(tmp_path / "d")) == spec  # the draft maps back onto the v3 model
+    snapshot = from_zarr(str(tmp_path / "d"))
+    assert snapshot.zarr_format == "3-draft"
+    assert snapshot.to_v3() == spec  # the draft model maps back onto the v3 model
     with pytest.raises(MetadataError, match="cannot be written as zarr_format 3"):
         spec.to_v2().to_zarr(str(tmp_path / "x"), zarr_format=3)
 
 
-def test_snapshot_of_a_draft_hierarchy_is_in_the_v3_model(tmp_path):
+def test_snapshot_of_a_draft_hierarchy_maps_onto_the_v3_model(tmp_path):
     g = zarrx.create_group(str(tmp_path / "d"), zarr_format="3-draft", attributes={"k": "v"})
     a = g.create_array("x/y", shape=(10, 10), chunks=(3, 4), dtype=">u2", fill_value=7,
                        order="F", compressors={"name": "gzip", "configuration": {"level": 1}})
-    spec = from_zarr(str(tmp_path / "d"))
+    draft = from_zarr(str(tmp_path / "d"))
+    assert draft.zarr_format == "3-draft"
+    assert draft["x"].implicit
+    assert draft["x/y"].data_type == ">u2"
+    assert ArraySpec.from_zarr(a) == draft["x/y"]
+    spec = draft.to_v3()
     assert spec.zarr_format == 3
     assert spec.attributes == {"k": "v"}
     assert isinstance(spec["x"], GroupSpec)  # an implicit group of the draft
@@ -147,7 +156,6 @@ def test_snapshot_of_a_draft_hierarchy_is_in_the_v3_model(tmp_path):
     assert y.chunks == (3, 4)
     assert [c["name"] for c in y.get("codecs")] == ["transpose", "bytes", "gzip"]
     assert y.get("codecs")[1]["configuration"] == {"endian": "big"}
-    assert ArraySpec.from_zarr(a) == y
 
 
 def test_to_consolidated_equals_what_consolidate_metadata_writes(tmp_path, zarr_format):
@@ -175,3 +183,101 @@ def test_flat_consolidated_of_a_zarrx_hierarchy(tmp_path):
     assert spec.to_consolidated() == stored
     assert sorted(stored["metadata"]) == ["g", "g/x"]
     assert diff(from_zarr(str(tmp_path / "h")), spec) == []
+
+
+@pytest.mark.parametrize(("name", "dtype", "error"), [
+    ("z z", "u1", InvalidKeyError),  # not a draft node name
+    ("zz", str, MetadataError),  # no variable-length types in the draft
+])
+def test_to_zarr_checks_every_node_before_writing(name: str, dtype: object,
+                                                  error: type) -> None:
+    """The bad node sorts last: nothing of the hierarchy is written all the same."""
+    spec = GroupSpec(members={
+        "a": ArraySpec.new(shape=(2,), dtype="u1"),
+        "g": GroupSpec(members={"b": ArraySpec.new(shape=(2,), dtype="<f8")}),
+        name: ArraySpec.new(shape=(2,), dtype=dtype),
+    })
+    store = MemoryStore()
+    with pytest.raises(error, match=repr(name)[1:-1]):
+        spec.to_zarr(store, zarr_format="3-draft")
+    assert store.list() == []
+    with pytest.raises(InvalidKeyError, match="'x y'"):
+        spec.to_zarr(store, path="x y/root", zarr_format="3-draft")
+    assert store.list() == []
+
+
+# -- the draft's own model -------------------------------------------------------------------
+
+DECIMAL = {"extension": "http://example.org/zarr/extension/decimal64",
+           "type": "decimal(16, 4)", "fallback": "<i8"}
+OPTIONAL = {"extension": "http://example.org/zarr/extension/note", "must_understand": False,
+            "configuration": {"note": "kept"}}
+
+
+def _draft_hierarchy(root: Any) -> Any:
+    """Seed 000's examples: an extension data type with a fallback, an optional extension,
+    implicit groups (``x``, ``x/y``) and an explicit one with attributes."""
+    g = zarrx.create_group(root, zarr_format="3-draft", attributes={"title": "t"})
+    g.create_group("explicit", attributes={"spam": "ham"})
+    zarrx.create_array(root, name="x/y/plain", shape=(4, 3), chunks=(2, 3), dtype=">f4",
+                       order="F", zarr_format="3-draft")
+    a = zarrx.create_array(root, name="x/dec", shape=(5,), chunks=(2,), dtype="<i8",
+                           zarr_format="3-draft", attributes={"units": "EUR"})
+    key = "meta/root/x/dec.array.json"
+    doc = json.loads(a.store.get(key))
+    doc["data_type"] = DECIMAL
+    doc["extensions"] = [OPTIONAL]
+    a.store.set(key, json.dumps(doc).encode())
+    return g
+
+
+def test_draft_snapshot_is_lossless() -> None:
+    store = MemoryStore()
+    _draft_hierarchy(store)
+    spec = from_zarr(store)
+    assert spec.zarr_format == "3-draft"
+    dec = spec["x/dec"]
+    assert thaw(dec.data_type) == DECIMAL  # the extension, not its fallback
+    assert thaw(dec.get("extensions")) == [OPTIONAL]
+    assert spec["x"].implicit
+    assert spec["x/y"].implicit
+    assert not spec["explicit"].implicit
+    assert from_json(json.loads(spec.dumps())) == spec  # through JSON text
+    out = MemoryStore()
+    spec.to_zarr(out)
+    assert from_zarr(out) == spec
+    assert diff(from_zarr(out), spec) == []
+    # the same documents, key for key: implicit groups stay implicit (no document)
+    assert out.list() == [k for k in store.list() if not k.startswith("data/")]
+    for key in out.list():
+        assert json.loads(out.get(key)) == json.loads(store.get(key)), key
+
+
+def test_draft_diff_reports_every_difference() -> None:
+    store = MemoryStore()
+    _draft_hierarchy(store)
+    spec = from_zarr(store)
+    fallback = spec.with_member("x/dec", spec["x/dec"].replace(data_type="<i8"))
+    assert [(d.path, d.field) for d in diff(spec, fallback)] == [("/x/dec", "data_type")]
+    plain = spec.with_member("x/dec", spec["x/dec"].replace(extensions=[]))
+    assert [(d.path, d.field) for d in diff(spec, plain)] == [("/x/dec", "extensions")]
+    explicit = spec.with_member("x", spec["x"].replace(implicit=False))
+    assert [(d.path, d.field) for d in diff(spec, explicit)] == [("/x", "implicit")]
+    assert next((d.path, d.field) for d in diff(spec, spec.to_v3())) == ("/", "zarr_format")
+
+
+def test_draft_spec_to_zarr_checks_before_writing() -> None:
+    store = MemoryStore()
+    _draft_hierarchy(store)
+    spec = from_zarr(store)
+    bad = spec.with_member("x/dec", spec["x/dec"].replace(data_type={"extension": "u:x",
+                                                                     "type": "?"}))
+    out = MemoryStore()
+    with pytest.raises(MetadataError, match=r"/x/dec.*no fallback"):
+        bad.to_zarr(out)
+    assert out.list() == []
+    with pytest.raises(MetadataError, match="map it first"):
+        spec.to_zarr(out, zarr_format=3)
+    v3 = spec.to_v3()  # through the recipe: the fallback's data type, no draft extensions
+    assert v3["x/dec"].data_type == "int64"
+    assert v3["x/y/plain"].chunks == (2, 3)

@@ -101,6 +101,12 @@ class Store(ABC):
         return self.get(key) is not None
 
     # -- writeable ----------------------------------------------------------------
+    def check_keys(self, keys: Iterable[str]) -> None:  # noqa: B027 - optional hook
+        """Raise :class:`zarrx.errors.InvalidKeyError` for a key this store could not
+        write, so that a node is refused before any of its keys is written (a file
+        system's name length limit, say). The default has no limits of its own (``set``
+        validates every key)."""
+
     @abstractmethod
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         """Store ``value`` under ``key``, atomically (a reader sees old or new, never partial)."""

@@ -67,13 +67,15 @@ def _load() -> ModuleType:
     """numcodecs.blosc, configured for calls from many threads at once."""
     global _lib
     if _lib is None:
-        import numcodecs.blosc
+        from zarrx.codecs.numcodecs_compat import import_numcodecs
+
+        blosc = import_numcodecs("numcodecs.blosc")
 
         # The *_ctx calls: one internal thread, no global context, no lock. A process-wide
         # flag, set once (zarr-python sets it on import); numcodecs also takes this path
         # on its own in any thread but the main one.
-        numcodecs.blosc.use_threads = False
-        _lib = numcodecs.blosc
+        blosc.use_threads = False
+        _lib = blosc
     return _lib
 
 

@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
+from zarrx.data_types.core import has_byte_order
 from zarrx.errors import CodecError, MetadataError
 
 _ENDIANS = ("little", "big")
@@ -62,13 +63,17 @@ def as_byte_view(data: Buffer, codec: str) -> memoryview:
         return memoryview(np.frombuffer(view, dtype=np.uint8))
 
 
-def has_byte_order(dtype: np.dtype) -> bool:
-    """Whether the byte order matters for ``dtype`` (any component wider than one byte)."""
+def _native_fields(dtype: np.dtype) -> bool:
+    """Whether every field of a record (nested ones too) is in the machine's order."""
     if dtype.fields is not None:
-        return any(has_byte_order(field[0]) for field in dtype.fields.values())
-    if dtype.subdtype is not None:
-        return has_byte_order(dtype.subdtype[0])
-    return dtype.byteorder != "|" and dtype.itemsize > 1  # one-byte ml_dtypes types say "="
+        return all(_native_fields(dtype.fields[n][0]) for n in dtype.names)
+    return dtype.byteorder in "=|"
+
+
+def _fields_in_order(dtype: np.dtype, order: str) -> np.dtype:
+    if dtype.fields is not None:
+        return np.dtype([(n, _fields_in_order(dtype.fields[n][0], order)) for n in dtype.names])
+    return dtype.newbyteorder(order) if dtype.byteorder != "|" else dtype
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -135,11 +140,16 @@ class BytesCodec(ArrayBytesCodec):
 
     def stored_dtype(self, spec: ChunkSpec) -> np.dtype:
         """The dtype of the stored bytes: ``spec.dtype`` in this codec's byte order.
-        Records (v2 structured dtypes) carry a byte order per field and are stored as
-        they are: the chain before this codec has put each field in its stored order."""
-        if self.endian is None or not has_byte_order(spec.dtype) or spec.dtype.fields:
+        Records in the machine's order (v3 ``struct``) have every field put in this
+        codec's order; records with an explicit order per field (v2 structured dtypes,
+        after the chain has put each field in its stored order) are stored as they are."""
+        if self.endian is None or not has_byte_order(spec.dtype):
             return spec.dtype
-        return spec.dtype.newbyteorder("<" if self.endian == "little" else ">")
+        order = "<" if self.endian == "little" else ">"
+        if spec.dtype.fields:
+            return _fields_in_order(spec.dtype, order) if _native_fields(spec.dtype) else (
+                spec.dtype)
+        return spec.dtype.newbyteorder(order)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         arr = np.asarray(chunk)

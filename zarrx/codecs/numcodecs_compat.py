@@ -16,13 +16,16 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from zarrx.abc.codec import ArrayArrayCodec, Buffer, BytesBytesCodec, ChunkSpec
-from zarrx.errors import CodecError, MetadataError
+from zarrx.errors import CodecError, MetadataError, UnknownCodecError
 
 #: numcodecs ids that transform arrays (the rest are treated as bytes→bytes).
 ARRAY_FILTERS = frozenset({
@@ -30,13 +33,33 @@ ARRAY_FILTERS = frozenset({
 })
 
 
+_IMPORT_LOCK = threading.Lock()
+_IMPORTED: dict[str, ModuleType] = {}
+
+
+def import_numcodecs(module: str = "numcodecs") -> ModuleType:
+    """``numcodecs`` (or one of its modules), imported once under a lock: codecs load it
+    on first use, often from several chunk threads at once, and concurrent first imports
+    of numcodecs' modules can fail in CPython's import deadlock avoidance."""
+    loaded = _IMPORTED.get(module)  # complete: a partly initialised one is never here
+    if loaded is None:
+        with _IMPORT_LOCK:
+            loaded = _IMPORTED[module] = importlib.import_module(module)
+    return loaded
+
+
 def get_numcodecs(codec_id: str, config: Mapping[str, Any]) -> Any:
     """The numcodecs codec object for ``codec_id`` and ``config``."""
-    import numcodecs
+    numcodecs = import_numcodecs()
 
     try:
         return numcodecs.get_codec({"id": codec_id, **config})
     except (ValueError, KeyError) as e:
+        if str(e).startswith("codec not available"):
+            raise UnknownCodecError(
+                f"unknown numcodecs codec {codec_id!r}: neither numcodecs nor an installed "
+                "package registers it"
+            ) from None
         raise MetadataError(f"numcodecs codec {codec_id!r}: {e}") from None
     except TypeError as e:
         raise MetadataError(

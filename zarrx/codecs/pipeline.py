@@ -20,7 +20,6 @@ import numpy as np
 from zarrx import registry
 from zarrx._core.assemble import copy_strided
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
-from zarrx.codecs.bytes import BytesCodec
 from zarrx.codecs.scratch import scratch
 from zarrx.engine.elements import swap_unit
 from zarrx.errors import CodecError, MetadataError
@@ -157,6 +156,8 @@ class PreparedChain:
         """The dtype whose C-order memory the decompressed bytes are, when the chain is
         ``bytes`` plus at least one bytes→bytes codec (without one, the stored value
         already is the image, and a view of it costs nothing)."""
+        from zarrx.codecs.bytes import BytesCodec
+
         if self.array_array or not self.bytes_bytes or not isinstance(self.array_bytes, BytesCodec):
             return None
         return self.array_bytes.stored_dtype(self.bytes_spec)

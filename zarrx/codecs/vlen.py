@@ -40,9 +40,9 @@ class _Vlen(ArrayBytesCodec):
         return {"name": self.name, "configuration": {}}
 
     def _codec(self) -> Any:
-        import numcodecs
+        from zarrx.codecs.numcodecs_compat import import_numcodecs
 
-        return getattr(numcodecs, self.numcodecs_name)()
+        return getattr(import_numcodecs(), self.numcodecs_name)()
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         return self._codec().encode(np.ascontiguousarray(chunk).astype(object).reshape(-1))

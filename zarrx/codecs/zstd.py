@@ -55,9 +55,9 @@ _numcodecs_zstd: ModuleType | None = None
 def _lib() -> ModuleType:
     global _numcodecs_zstd
     if _numcodecs_zstd is None:
-        import numcodecs.zstd
+        from zarrx.codecs.numcodecs_compat import import_numcodecs
 
-        _numcodecs_zstd = numcodecs.zstd
+        _numcodecs_zstd = import_numcodecs("numcodecs.zstd")
     return _numcodecs_zstd
 
 

@@ -27,6 +27,16 @@ import numpy as np
 
 from zarrx.errors import FillValueError, UnknownDataTypeError
 
+
+def has_byte_order(dtype: np.dtype) -> bool:
+    """Whether the byte order matters for ``dtype`` (any component wider than one byte)."""
+    if dtype.fields is not None:
+        return any(has_byte_order(field[0]) for field in dtype.fields.values())
+    if dtype.subdtype is not None:
+        return has_byte_order(dtype.subdtype[0])
+    return dtype.byteorder != "|" and dtype.itemsize > 1  # one-byte ml_dtypes types say "="
+
+
 _NUMPY_BY_NAME = {
     "bool": "bool",
     "int8": "int8",

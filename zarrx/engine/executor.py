@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 from zarrx import config
@@ -45,22 +45,40 @@ def in_worker() -> bool:
 
 
 def run_all(fn: Callable[[T], None], items: Iterable[T]) -> None:
-    """Call ``fn`` on every item, concurrently when it pays; re-raise the first error."""
+    """Call ``fn`` on every item, concurrently when it pays; re-raise the first error.
+
+    The pool's threads each take items from one shared queue until it is empty (one task
+    per thread, not one per item: tiny chunks cost a function call, not a future); after
+    an error no thread takes another item."""
     work = list(items)
     threads = config.get("threads")
     if len(work) <= 1 or threads == 1 or in_worker():
         for item in work:
             fn(item)
         return
+    queue = iter(work)
+    take = threading.Lock()
+    failures: list[BaseException] = []
+
+    def drain() -> None:
+        while not failures:
+            with take:
+                item = next(queue, _DONE)
+            if item is _DONE:
+                return
+            try:
+                fn(item)  # type: ignore[arg-type]
+            except BaseException as error:
+                failures.append(error)
+                return
+
     pool = _get_pool(threads)
-    futures: list[Future[None]] = [pool.submit(fn, item) for item in work]
-    _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-    for f in pending:
-        f.cancel()
-    wait(pending)
-    for f in futures:
-        if f.done() and not f.cancelled() and f.exception() is not None:
-            raise f.exception()  # type: ignore[misc]
+    wait([pool.submit(drain) for _ in range(min(threads, len(work)))])
+    if failures:
+        raise failures[0]
+
+
+_DONE = object()
 
 
 IO_THREADS = 8

@@ -18,9 +18,9 @@ from zarrx.errors import MetadataError, UnknownExtensionError
 class UnknownEntry:
     """An entry no installed plugin knows, kept verbatim (it has ``must_understand: false``)."""
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: Any, name: str | None = None) -> None:
         self.raw = raw
-        self.name = raw if isinstance(raw, str) else raw.get("name")
+        self.name = name if name is not None else raw if isinstance(raw, str) else raw.get("name")
 
     def to_dict(self) -> Any:
         return self.raw
@@ -33,6 +33,34 @@ class UnknownEntry:
 
     def __repr__(self) -> str:
         return f"UnknownEntry({self.raw!r})"
+
+
+def resolve_entry(
+    entry: Mapping[str, Any], raw: Any, *, where: str, node_type: str,
+    shape: tuple[int, ...] | None,
+) -> Extension | UnknownEntry:
+    """One entry in ZEP 10 form (``name``, ``configuration``, ``must_understand``): the
+    plugin object, validated against its node, or ``raw`` kept as it is when no plugin
+    knows it and it need not be understood. Every format resolves its entries here."""
+    name = entry["name"]
+    must = entry.get("must_understand", True)
+    if not isinstance(must, bool):
+        raise MetadataError(f"{where}: must_understand of {name!r} must be true or false")
+    impl = registry.extensions.find(name)
+    if impl is None:
+        if must:
+            raise UnknownExtensionError(
+                f"{where}: extension {name!r} must be understood, but no installed package "
+                "provides it; install a plugin that registers it in the 'zarrx.extensions' "
+                f"entry-point group under {name!r}"
+            )
+        return UnknownEntry(raw, name)
+    try:
+        ext = impl.from_dict(entry)
+        ext.validate(node_type, shape)
+    except MetadataError as e:
+        raise type(e)(f"{where}: extension {name!r}: {e}") from None
+    return ext
 
 
 def parse_extensions(
@@ -53,27 +81,8 @@ def parse_extensions(
             entry_dict = entry
         else:
             raise MetadataError(f"{where}: extension entries need a 'name', got {entry!r}")
-        must = entry_dict.get("must_understand", True)
-        if not isinstance(must, bool):
-            raise MetadataError(
-                f"{where}: must_understand of {entry_dict['name']!r} must be a bool"
-            )
-        impl = registry.extensions.find(entry_dict["name"])
-        if impl is None:
-            if must:
-                raise UnknownExtensionError(
-                    f"{where}: extension {entry_dict['name']!r} must be understood, but no "
-                    "installed package provides it; install a plugin that registers it in "
-                    f"the 'zarrx.extensions' entry-point group under {entry_dict['name']!r}"
-                )
-            out.append(UnknownEntry(entry))
-            continue
-        try:
-            ext = impl.from_dict(entry_dict)
-            ext.validate(node_type, shape)
-        except MetadataError as e:
-            raise type(e)(f"{where}: extension {entry_dict['name']!r}: {e}") from None
-        out.append(ext)
+        out.append(resolve_entry(entry_dict, entry, where=where, node_type=node_type,
+                                 shape=shape))
     return tuple(out)
 
 

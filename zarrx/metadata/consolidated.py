@@ -7,7 +7,9 @@
   false, "metadata": {"a": <zarr.json of a>, "a/b": …}}``.
 
 Parsed, it is a flat mapping from paths relative to the group to node metadata objects —
-seed 004's flattening of a hierarchy's object model.
+seed 004's flattening of a hierarchy's object model. An entry that is refused (e.g. an
+unknown must-understand extension) is an :class:`~zarrx.metadata.model.Unreadable`: the
+group opens, and the entry's error is raised when that member is accessed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from zarrx.errors import MetadataError
 from zarrx.metadata import v2, v3
+from zarrx.metadata.model import parse_tolerant
 
 V2_KEY = ".zmetadata"
 Consolidated = dict[str, Any]
@@ -35,7 +38,8 @@ def parse_v3(group: Any, *, where: str) -> Consolidated | None:
             f"'metadata' object, got {raw!r}"
         )
     return {
-        path: v3.node_from_document(doc, where=f"{where} consolidated_metadata[{path!r}]")
+        path: parse_tolerant(True, v3.node_from_document, doc,
+                             where=f"{where} consolidated_metadata[{path!r}]")
         for path, doc in raw["metadata"].items()
     }
 
@@ -60,9 +64,11 @@ def parse_v2(doc: Any, *, where: str) -> Consolidated:
         attrs = docs.get(v2.ATTRS_KEY)
         where_node = f"{where}[{node!r}]"
         if v2.ARRAY_KEY in docs:
-            out[node] = v2.ArrayMetadataV2.from_json(docs[v2.ARRAY_KEY], attrs, where=where_node)
+            out[node] = parse_tolerant(True, v2.ArrayMetadataV2.from_json, docs[v2.ARRAY_KEY],
+                                       attrs, where=where_node)
         elif v2.GROUP_KEY in docs:
-            out[node] = v2.GroupMetadataV2.from_json(docs[v2.GROUP_KEY], attrs, where=where_node)
+            out[node] = parse_tolerant(True, v2.GroupMetadataV2.from_json, docs[v2.GROUP_KEY],
+                                       attrs, where=where_node)
     out.pop("", None)  # the group itself
     return out
 

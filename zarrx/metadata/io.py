@@ -7,13 +7,15 @@ reading a node fetches the candidate documents of every format in one ``get_many
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from zarrx.abc.store import Store
 from zarrx.errors import MetadataError, NodeNotFoundError, NodeTypeError
 from zarrx.metadata import v2, v3, v3_draft
 from zarrx.metadata.json import dump_json, load_json
+from zarrx.metadata.model import parse_tolerant
 from zarrx.stores.keys import validate_key
 
 
@@ -124,9 +126,13 @@ def layout_of(meta: Any) -> Layout:
 
 
 def read_nodes(
-    store: Store, paths: Sequence[str], *, zarr_format: Any = None, also_fetch: Any = None
+    store: Store, paths: Sequence[str], *, zarr_format: Any = None, also_fetch: Any = None,
+    tolerant: bool = False,
 ) -> list[Any]:
     """The parsed metadata of each node (``None`` where none).
+
+    ``tolerant``: a node whose documents are refused becomes an :class:`Unreadable`
+    holding the error, instead of raising it (a listing must not fail for one node).
 
     ``also_fetch``: more keys (v2's ``.zmetadata``) to read in the same batch as the v2
     documents, filled in place. On low-latency stores every candidate document of every
@@ -135,19 +141,22 @@ def read_nodes(
     only where no v3 node was found.
     """
     if zarr_format is None and store.batched_reads:
-        found = _read_nodes(store, paths, (3, v3_draft.FORMAT), None, required=False)
+        found = _read_nodes(store, paths, (3, v3_draft.FORMAT), None, required=False,
+                            tolerant=tolerant)
         missing = [p for p, m in zip(paths, found) if m is None]
         if missing:
-            rest = dict(zip(missing, _read_nodes(store, missing, (2,), also_fetch)))
+            rest = dict(zip(missing, _read_nodes(store, missing, (2,), also_fetch,
+                                                 tolerant=tolerant)))
             found = [rest[p] if m is None else m for p, m in zip(paths, found)]
         return found
     formats = tuple(LAYOUTS) if zarr_format is None else (check_format(zarr_format),)
-    return _read_nodes(store, paths, formats, also_fetch, required=zarr_format is not None)
+    return _read_nodes(store, paths, formats, also_fetch, required=zarr_format is not None,
+                       tolerant=tolerant)
 
 
 def _read_nodes(
     store: Store, paths: Sequence[str], formats: tuple[Any, ...], also_fetch: Any,
-    *, required: bool = True,
+    *, required: bool = True, tolerant: bool = False,
 ) -> list[Any]:
     """One batched read of the documents of ``formats`` for every path."""
     layouts = [LAYOUTS[f] for f in formats]
@@ -166,12 +175,12 @@ def _read_nodes(
             docs.get(v3_draft.ENTRY_POINT_KEY), required=required and len(formats) == 1
         )
         if entry is not None:
-            return v3_draft.DraftLayout(entry).read_nodes(store, paths)
+            return v3_draft.DraftLayout(entry).read_nodes(store, paths, tolerant=tolerant)
     found = []
     for path in paths:
         meta = None
         for layout in layouts:
-            meta = layout.parse(path, docs)
+            meta = parse_tolerant(tolerant, layout.parse, path, docs)
             if meta is not None:
                 break
         found.append(meta)
@@ -218,6 +227,11 @@ def read_node_consolidated(
 def find_node(store: Store, path: str, *, zarr_format: Any = None) -> Any | None:
     """Like :func:`read_node` but ``None`` when nothing is there."""
     return read_nodes(store, [path], zarr_format=zarr_format)[0]
+
+
+def find_nodes(store: Store, paths: Sequence[str]) -> list[Any]:
+    """:func:`find_node` of several paths in one batched read (any format)."""
+    return read_nodes(store, paths) if paths else []
 
 
 def write_node(store: Store, path: str, meta: Any) -> None:
@@ -278,12 +292,47 @@ def data_prefix(path: str, meta: Any) -> str:
     return layout_of(meta).data_prefix(path)
 
 
-def child_paths(store: Store, path: str, meta: Any = None) -> list[str]:
-    """Paths of the prefixes directly below the node at ``path`` (candidate children)."""
-    if meta is not None and meta.zarr_format == v3_draft.FORMAT:
-        return v3_draft.DraftLayout(meta.entry_point).child_paths(store, path)
+def _child_paths(store: Store, path: str) -> list[str]:
+    """Paths of the prefixes directly below the node at ``path`` (v2, v3)."""
     _, prefixes = store.list_dir(node_prefix(path))
     return sorted(p.rstrip("/") for p in prefixes)
+
+
+def list_members(
+    store: Store, path: str, meta: Any, max_depth: int | None = 0,
+    map_listings: Callable[..., Iterable[Any]] = map,
+) -> list[tuple[str, Any]]:
+    """``(path relative to the group, metadata)`` of the members of the group at ``path``
+    down to ``max_depth`` (0: its children; ``None``: all), parents before children and
+    siblings by name. A member that cannot be opened (or, in the draft, a key that is not
+    a valid node name) is an :class:`Unreadable` entry: the listing goes on with its
+    siblings.
+
+    Store calls: the draft lists its whole metadata tree with one ``list_prefix`` and
+    reads every document in one ``get_many``; v2 and v3 list each group with one
+    ``list_dir`` and read each level's documents in one ``get_many``; ``map_listings``
+    runs the ``list_dir`` calls of a level (a thread pool's ``map`` runs them at once: a
+    round trip per level on a high-latency store, however many groups it has)."""
+    if meta.zarr_format == v3_draft.FORMAT:
+        return v3_draft.DraftLayout(meta.entry_point).members(store, path, max_depth)
+    out: list[tuple[str, Any]] = []
+    level, depth = [(path, "")], 0
+    while level:
+        listings = map_listings(partial(_child_paths, store), [p for p, _ in level])
+        candidates = [(child, rel + child.rsplit("/", 1)[-1])
+                      for (_, rel), children in zip(level, listings) for child in children]
+        found = read_nodes(store, [c for c, _ in candidates], zarr_format=meta.zarr_format,
+                           tolerant=True)
+        level = []
+        for (child, child_rel), child_meta in zip(candidates, found):
+            if child_meta is None:
+                continue
+            out.append((child_rel, child_meta))
+            if child_meta.node_type == "group" and (max_depth is None or depth < max_depth):
+                level.append((child, child_rel + "/"))
+        depth += 1
+    out.sort(key=lambda entry: entry[0].split("/"))
+    return out
 
 
 def creates_parent_groups(zarr_format: Any) -> bool:
@@ -291,19 +340,27 @@ def creates_parent_groups(zarr_format: Any) -> bool:
     return not getattr(LAYOUTS[zarr_format], "implicit_groups", False)
 
 
-def prepare_store(store: Store, path: str, meta: Any) -> Any:
-    """Ready ``store`` for a new node ``meta`` at ``path`` (the draft writes or adopts its
-    entry point); returns the metadata to write."""
+def prepare_store(store: Store, path: str, meta: Any) -> tuple[Any, dict[str, bytes]]:
+    """Ready ``store`` for a new node ``meta`` at ``path``, writing nothing: the metadata to
+    write (the draft adopts the store's entry point) and the documents to write before it
+    (a new draft hierarchy's entry point). The store has checked that it can hold every
+    key of both (:meth:`Store.check_keys`)."""
     prepare = getattr(layout_of(meta), "prepare_store", None)
-    return meta if prepare is None else prepare(store, path, meta)
+    meta, pending = (meta, {}) if prepare is None else prepare(store, path, meta)
+    store.check_keys([*pending, *layout_of(meta).documents(path, meta)])
+    return meta, pending
 
 
 def erase_tree(store: Store, path: str, meta: Any = None) -> None:
-    """Remove the node at ``path`` and everything below it (``meta``: the node, if known)."""
+    """Remove the node at ``path`` and everything below it, in the node's own format
+    (``meta``: the node, if known). Only keys of that node are touched: a path where no
+    node exists is a :class:`NodeNotFoundError`, never a guess at another format's keys."""
     if meta is None:
         meta = find_node(store, path)
-    erase = None if meta is None else getattr(layout_of(meta), "erase", None)
+    if meta is None:
+        raise NodeNotFoundError(f"no array or group to erase at {path or '/'!r} in {store!r}")
+    erase = getattr(layout_of(meta), "erase", None)
     if erase is not None:
         erase(store, path, meta)
-    else:
+    else:  # v2 and v3: a node's documents and chunks, and its members, all live below it
         store.erase_prefix(node_prefix(path))

@@ -7,12 +7,14 @@ metadata layer sees raw JSON or knows which format it serves.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, NoReturn, Protocol
 
 import numpy as np
 
 from zarrx.codecs.pipeline import CodecPipeline
-from zarrx.errors import MetadataError
+from zarrx.errors import InvalidKeyError, MetadataError
 
 MAX_INT64 = 2**63 - 1
 
@@ -88,3 +90,34 @@ def parse_dimension_names(value: Any, ndim: int, *, where: str) -> tuple[str | N
             f"{where}: dimension_names has {len(value)} entries for an array of rank {ndim}"
         )
     return tuple(value)
+
+
+#: What makes one node unreadable without affecting its siblings: refused metadata, or a
+#: key whose name is not a valid node name. Store failures (``StoreError``) still stop.
+NODE_ERRORS = (MetadataError, InvalidKeyError)
+
+
+@dataclass(frozen=True, eq=False)
+class Unreadable:
+    """A node found by a listing (or in consolidated metadata) that cannot be opened.
+
+    Listings skip it with a :class:`~zarrx.errors.SkippedNodeWarning`, so its siblings
+    list and open; opening it by name raises :attr:`error`, the error reading it alone
+    would give (ZEP 10: an unknown must-understand extension stops that node only)."""
+
+    error: Exception
+    node_type: ClassVar[None] = None
+
+    def reraise(self) -> NoReturn:
+        raise self.error.with_traceback(None)
+
+
+def parse_tolerant(tolerant: bool, parse: Callable[..., Any], /, *args: Any, **kw: Any) -> Any:
+    """``parse(*args, **kw)``; when ``tolerant``, a refused node becomes an
+    :class:`Unreadable` holding the error."""
+    try:
+        return parse(*args, **kw)
+    except NODE_ERRORS as e:
+        if not tolerant:
+            raise
+        return Unreadable(e)

@@ -20,9 +20,8 @@ from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
-from zarrx.codecs.bytes import has_byte_order
-from zarrx.codecs.numcodecs_compat import numcodecs_codec, to_numcodecs_config
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.core import has_byte_order
 from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.variable import STRING
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
@@ -118,7 +117,7 @@ def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -
         except FillValueError as e:
             raise FillValueError(f"{where}: fill_value: {e}") from None
     if nat.hasobject:
-        if value is None:
+        if no_object_fill(value):
             return "" if text else b""
         if text and isinstance(value, str):
             return value
@@ -163,6 +162,13 @@ def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -
     raise FillValueError(f"{where}: no fill-value encoding for {dtype}")
 
 
+def no_object_fill(value: Any) -> bool:
+    """Whether an object array's ``fill_value`` means "no fill": ``null``, or ``0``, which
+    zarr-python 2 writes for object arrays by default (numcodecs' vlen codecs store 0 and
+    None as the empty element, and so does zarrx)."""
+    return value is None or (type(value) is int and value == 0)
+
+
 def fill_to_json(dtype: np.dtype, value: Any) -> Any:
     nat = native(dtype)
     if ml_name(nat):
@@ -198,10 +204,28 @@ def fill_to_json(dtype: np.dtype, value: Any) -> Any:
 def _codec(value: Any, *, where: str) -> Any:
     if not isinstance(value, Mapping) or not isinstance(value.get("id"), str):
         raise MetadataError(f"{where}: a codec must be an object with an 'id', got {value!r}")
+    from zarrx.codecs.numcodecs_compat import numcodecs_codec
+
     try:
         return numcodecs_codec(value["id"], value)
     except MetadataError as e:
         raise type(e)(f"{where}: {e}") from None
+
+
+def split_filters(filters: tuple[Any, ...], *, where: str) -> tuple[list[Any], list[Any]]:
+    """v2 ``filters`` as the codec chain places them: those that transform arrays (delta,
+    fixedscaleoffset …) before serialisation, then those that transform bytes (numcodecs'
+    ``shuffle``, which zarr-python 3 writes as a v2 filter) after it, before the
+    compressor. An array filter after a bytes filter has no place in the chain."""
+    array_filters = [f for f in filters if isinstance(f, ArrayArrayCodec)]
+    bytes_filters = [f for f in filters if not isinstance(f, ArrayArrayCodec)]
+    if list(filters) != array_filters + bytes_filters:
+        raise MetadataError(
+            f"{where}: filter {array_filters[-1].name!r} transforms arrays but comes after "
+            f"{bytes_filters[0].name!r}, which transforms bytes; zarrx applies array filters "
+            "first"
+        )
+    return array_filters, bytes_filters
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,10 +304,12 @@ class ArrayMetadataV2:
             if self.stored_dtype.hasobject:
                 chain.append(self._vlen())
             else:
-                if self.filters or self.stored_dtype.fields is not None:
+                array_filters, bytes_filters = split_filters(self.filters, where="v2 array")
+                if array_filters or self.stored_dtype.fields is not None:
                     chain.append(StoredOrder(self.stored_dtype))
-                chain.extend(self.filters)
+                chain.extend(array_filters)
                 chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+                chain.extend(bytes_filters)
             if self.compressor is not None:
                 chain.append(self.compressor)
             cached = CodecPipeline(chain, where="v2 array").evolve(
@@ -337,7 +363,8 @@ class ArrayMetadataV2:
                 where=where,
                 text=bool(vlen) and vlen[0]["id"] == "vlen-utf8",
             ),
-            fill_is_null=doc["fill_value"] is None,
+            fill_is_null=doc["fill_value"] is None or (
+                dtype.hasobject and no_object_fill(doc["fill_value"])),
             order=doc["order"],
             dimension_separator=separator,
             attributes=parse_attributes(attributes, where=where),
@@ -350,6 +377,8 @@ class ArrayMetadataV2:
         return meta
 
     def to_json(self) -> dict[str, Any]:
+        from zarrx.codecs.numcodecs_compat import to_numcodecs_config
+
         itemsize = self.dtype.itemsize
         doc: dict[str, Any] = {
             "zarr_format": 2,

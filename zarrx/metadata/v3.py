@@ -7,7 +7,6 @@ Spec 3.1 rule for extra top-level keys: accepted only as objects with
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 from zarrx import registry
 from zarrx.abc.codec import ChunkSpec
 from zarrx.codecs.pipeline import CodecPipeline
+from zarrx.data_types.struct import resolve
 from zarrx.errors import MetadataError, UnknownExtensionError
 from zarrx.extensions import extensions_to_json, parse_extensions
 from zarrx.metadata.model import (
@@ -44,20 +44,12 @@ _ARRAY_KEYS = {
 _GROUP_KEYS = {"zarr_format", "node_type", "attributes", "extensions"}
 #: Keys zarr-python writes that are not in the spec and that we keep as they are.
 _KNOWN_EXTRA = {"consolidated_metadata"}
-_RAW_BITS = re.compile(r"^r[0-9]+$")
 
 
 def parse_data_type(value: Any, *, where: str) -> Any:
     """Resolve a ``data_type`` through the registry (``r8``, ``r16`` … share ``r*``)."""
-    if isinstance(value, str):
-        name = "r*" if _RAW_BITS.match(value) else value
-    elif isinstance(value, Mapping) and isinstance(value.get("name"), str):
-        name = value["name"]
-    else:
-        raise MetadataError(f"{where}: data_type must be a string or an object, got {value!r}")
     try:
-        impl = registry.data_types.get(name)
-        return impl.from_json(value)
+        return resolve(value)
     except MetadataError as e:
         raise type(e)(f"{where}: {e}") from None
 

@@ -46,6 +46,8 @@ def assigned_value(value: Any, dtype: np.dtype, target: _Target, node: str = "")
         else:
             data = np.empty(value.shape, dtype=dtype)
             data[...] = value
+    elif dtype.fields is not None:  # records: a tuple is one element, not a sequence
+        data = np.asarray(value, dtype=dtype)
     else:
         if mode == "view" and np.ndim(value) > len(target.shape):
             raise ShapeError(

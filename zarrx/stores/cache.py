@@ -233,6 +233,9 @@ class CacheStore(Store):
         return self.store.exists(key)
 
     # -- writeable: the wrapped store's, then the key is dropped ---------------------------
+    def check_keys(self, keys: Iterable[str]) -> None:
+        self.store.check_keys(keys)
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self._check_writable(validate_key(key))
         try:

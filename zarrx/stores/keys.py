@@ -20,7 +20,22 @@ from zarrx.errors import InvalidKeyError
 TEMP_PREFIX = ".zarrx-tmp-"
 """Reserved segment prefix: stores write temporary files under names that start with it."""
 LOCK_PREFIX = ".zarrx-lock-"
-"""Reserved segment prefix: the lock file of key ``a/b`` is ``a/`` + LOCK_PREFIX + ``b``."""
+"""Reserved segment prefix of lock files (:func:`lock_name`)."""
+
+
+def lock_name(name: str, name_max: int = 255) -> str:
+    """The name of the lock file of a key whose last segment is ``name``, in the same
+    directory: ``zarr.json`` -> ``.zarrx-lock-zarr.json.lock``. It is never a key, and it
+    ends like no metadata document (a reader that finds nodes by their documents' suffix,
+    as the 2020 draft's ``*.array.json``, never takes it for one). A name that would
+    exceed the file system's ``name_max`` bytes uses a digest of ``name`` instead."""
+    lock = f"{LOCK_PREFIX}{name}.lock"
+    if len(lock.encode("utf-8", "surrogatepass")) > name_max:
+        import hashlib
+
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+        lock = f"{LOCK_PREFIX}{digest}.lock"
+    return lock
 
 # Most keys are plain ASCII names ("c/0/1", "zarr.json"): one fullmatch accepts them.
 _PLAIN = re.compile(r"[\w\-][\w.\-]*(?:/[\w\-][\w.\-]*)*", re.ASCII).fullmatch

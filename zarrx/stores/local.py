@@ -11,9 +11,9 @@ with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed)
 then renamed over the target with :func:`os.replace`.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
-"lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b`` beside it, held with
-a file system lock that NFS and Lustre honour (:mod:`zarrx.stores.locks`), and removed when
-the update is done.
+"lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
+with a file system lock that NFS and Lustre honour (:mod:`zarrx.stores.locks`), and removed
+when the update is done.
 
 Listings skip temporary files, lock files, names that are not valid keys, symlinked
 directories (which could form cycles) and symlinks that resolve outside the root.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx.abc.store import ByteRange, Store
@@ -35,6 +35,7 @@ from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
     is_valid_key,
+    lock_name,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -69,6 +70,19 @@ def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
         raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
 
 
+def _name_max(root: str) -> int:
+    """The longest file name (bytes) the file system under ``root`` stores."""
+    directory = root
+    while True:
+        try:
+            return int(os.pathconf(directory, "PC_NAME_MAX"))
+        except (OSError, ValueError, AttributeError):  # no such directory yet, or no pathconf
+            parent = os.path.dirname(directory)
+            if parent == directory or not hasattr(os, "pathconf"):
+                return 255
+            directory = parent
+
+
 class LocalStore(Store):
     """A directory store: key ``"a/b/c"`` is the file ``root/a/b/c``."""
 
@@ -79,6 +93,7 @@ class LocalStore(Store):
         # The real root, resolved once: every path is checked against it.
         self._root = os.path.realpath(os.fspath(root))
         self._root_sep = self._root.rstrip(os.sep) + os.sep
+        self._name_max = _name_max(self._root)
 
     @property
     def root(self) -> Path:
@@ -169,8 +184,26 @@ class LocalStore(Store):
         return os.path.isfile(self._path(key))
 
     # -- writeable ----------------------------------------------------------------
+    def check_keys(self, keys: Iterable[str]) -> None:
+        """Keys whose file or directory names exceed the file system's name limit
+        (``NAME_MAX``, 255 bytes on most file systems) are refused before any write:
+        Zarr allows such names (a 250-character node name plus ``.group.json``), the file
+        system does not."""
+        for key in keys:
+            validate_key(key)
+            for name in key.split("/"):
+                size = len(name.encode("utf-8", "surrogatepass"))
+                if size > self._name_max:
+                    raise InvalidKeyError(
+                        f"cannot store key {key!r} in {self._root!r}: its name "
+                        f"{name[:40] + '…' if len(name) > 40 else name!r} is {size} bytes, "
+                        f"over the file system's limit of {self._name_max} bytes per file or "
+                        "directory name (NAME_MAX); choose a shorter node name"
+                    )
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self._check_writable(key)
+        self.check_keys((key,))
         path = self._path(key)
         view = memoryview(value)  # TypeError for str, int ... before touching the disk
         if not view.c_contiguous:
@@ -195,9 +228,10 @@ class LocalStore(Store):
     def _open_temp(directory: str) -> tuple[int, str]:
         """Create a temporary file in ``directory`` (made if needed) with default permissions.
 
-        A concurrent erase may remove an empty parent between makedirs and open: retry.
+        A concurrent erase or update may remove an empty parent between makedirs and open,
+        or while makedirs runs: retry.
         """
-        attempts = 8
+        attempts = 64
         while True:
             tmp = os.path.join(directory, TEMP_PREFIX + os.urandom(8).hex())
             try:
@@ -206,7 +240,8 @@ class LocalStore(Store):
                 attempts -= 1
                 if not attempts:
                     raise
-            os.makedirs(directory, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.makedirs(directory, exist_ok=True)
 
     def erase(self, key: str) -> None:
         self._check_writable(key)
@@ -226,7 +261,7 @@ class LocalStore(Store):
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name``) for the block: it
+        """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name.lock``) for the block: it
         excludes every other writer of the key, on this machine or another one sharing the
         file system. The lock file is removed afterwards, and so is the key's directory
         when the update left it empty."""
@@ -237,7 +272,7 @@ class LocalStore(Store):
             yield
             return
         # ...so does its lock file: the same directory, a name without a separator.
-        lock_file = os.path.join(directory, LOCK_PREFIX + name)
+        lock_file = os.path.join(directory, lock_name(name, self._name_max))
         with locks.hold_file_lock(lock_file, repr(key)) as made_directory:
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there

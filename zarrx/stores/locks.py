@@ -36,6 +36,7 @@ _OPEN_FLAGS = (
     os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 _BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+_ATTEMPTS = 64  # to make a lock file's directory that concurrent writers keep pruning
 
 try:
     import fcntl
@@ -91,15 +92,20 @@ def _lock(fd: int, *, wait: bool) -> bool:
 
 def _open(path: str, made: list[str]) -> int:
     """Open (create) the lock file ``path``, making its directory if needed (then noted in
-    ``made``)."""
-    for _ in range(8):
+    ``made``). Another writer may prune an empty directory between our making it and our
+    opening the file in it: make it again, a bounded number of times."""
+    directory = os.path.dirname(path)
+    attempts = _ATTEMPTS
+    while True:
         try:
             return os.open(path, _OPEN_FLAGS, 0o666)
-        except FileNotFoundError:  # a new chunk directory, or pruned by a concurrent erase
-            directory = os.path.dirname(path)
+        except FileNotFoundError:  # a new chunk directory, or one pruned meanwhile
+            attempts -= 1
+            if not attempts:
+                raise
+        with contextlib.suppress(FileNotFoundError):  # a parent pruned while we made it
             os.makedirs(directory, exist_ok=True)
             made.append(directory)
-    return os.open(path, _OPEN_FLAGS, 0o666)
 
 
 def _same(a: int, b: int) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Snapshot, Store
 from zarrx.errors import InvalidKeyError, ReadOnlyError
 from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
 
@@ -120,6 +121,95 @@ _hypothesis = settings(
     # one store per test, emptied by each example; one test body shared by subclasses
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
 )
+
+
+class CountingStore(Store):
+    """Any store, with a log of the calls made to it: ``calls`` holds ``(method, argument)``
+    pairs, where a ``get_many`` batch is one call (one round trip) with its list of keys.
+
+    >>> from zarrx.storage import MemoryStore
+    >>> store = CountingStore(MemoryStore())
+    >>> store.set("a/b", b"1"); store.get_many([("a/b", None)]); store.list_dir("a/")
+    [b'1']
+    (['a/b'], [])
+    >>> store.counts()
+    {'set': 1, 'get_many': 1, 'list_dir': 1}
+    """
+
+    def __init__(self, inner: Store) -> None:
+        super().__init__(read_only=inner.read_only)
+        self.inner = inner
+        self.batched_reads = inner.batched_reads
+        self.atomic_updates = inner.atomic_updates  # its updates are the inner store's
+        self.calls: list[tuple[str, Any]] = []
+
+    def counts(self) -> dict[str, int]:
+        """Calls by method, in the order first seen."""
+        out: dict[str, int] = {}
+        for method, _ in self.calls:
+            out[method] = out.get(method, 0) + 1
+        return out
+
+    def keys_read(self) -> int:
+        """Keys read by ``get`` and ``get_many`` together (one per requested key)."""
+        return sum(len(arg) if method == "get_many" else 1
+                   for method, arg in self.calls if method in ("get", "get_many"))
+
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        self.calls.append(("get", key))
+        return self.inner.get(key, byte_range)
+
+    def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
+        requests = list(requests)
+        self.calls.append(("get_many", [key for key, _ in requests]))
+        return self.inner.get_many(requests)
+
+    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        self.calls.append(("set", key))
+        self.inner.set(key, value)
+
+    def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
+        items = list(items)
+        self.calls.append(("set_many", [key for key, _ in items]))
+        self.inner.set_many(items)
+
+    def erase(self, key: str) -> None:
+        self.calls.append(("erase", key))
+        self.inner.erase(key)
+
+    def erase_prefix(self, prefix: str) -> None:
+        self.calls.append(("erase_prefix", prefix))
+        self.inner.erase_prefix(prefix)
+
+    def list(self) -> list[str]:
+        self.calls.append(("list", None))
+        return self.inner.list()
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        self.calls.append(("list_prefix", prefix))
+        return self.inner.list_prefix(prefix)
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        self.calls.append(("list_dir", prefix))
+        return self.inner.list_dir(prefix)
+
+    def lock(self, key: str) -> Any:
+        return self.inner.lock(key)
+
+    def get_with_version(self, key: str) -> Snapshot:
+        self.calls.append(("get", key))
+        return self.inner.get_with_version(key)
+
+    def get_many_with_version(self, keys: Sequence[str]) -> list[Snapshot]:
+        self.calls.append(("get_many", list(keys)))
+        return self.inner.get_many_with_version(keys)
+
+    def set_if(self, key: str, value: Any, version: Any) -> bool:
+        self.calls.append(("set_if", key))
+        return self.inner.set_if(key, value, version)
+
+    def __repr__(self) -> str:
+        return f"CountingStore({self.inner!r})"
 
 
 def _expected(value: bytes, start: int, length: int | None) -> bytes:

@@ -10,7 +10,9 @@ defaults the Zarr specs give them:
   ``configuration`` or with ``null`` (``{}``); the chunk key encodings' default
   separators;
 - v2 arrays: ``filters`` ``null``, ``[]`` or ``{}``; ``dimension_separator`` absent (``.``);
-- v3 groups: ``consolidated_metadata`` (a flattening of the members, not structure).
+- v3 groups: ``consolidated_metadata`` (a flattening of the members, not structure);
+- draft nodes: ``extensions`` absent or ``[]``; whether a group is implicit is compared
+  (as the field ``implicit``).
 
 Numbers compare as JSON numbers (``1`` equals ``1.0``, ``true`` is not ``1``).
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.zom.frozen import json_equal, thaw
-from zarrx.zom.model import GroupSpec, display_path
+from zarrx.zom.model import DRAFT, GroupSpec, display_path
 
 
 class _Missing:
@@ -92,6 +94,12 @@ _SEPARATORS = {"default": "/", "v2": "."}
 def normalise(node: Any) -> dict[str, Any]:
     """The properties of a node with the specs' defaults filled in (plain JSON)."""
     props = thaw(node.properties)
+    if node.zarr_format == DRAFT:  # the documents as stored; a group may be implicit
+        if props.get("extensions") is None:
+            props["extensions"] = []
+        if isinstance(node, GroupSpec):
+            props["implicit"] = node.implicit
+        return props
     if isinstance(node, GroupSpec):
         props.pop("consolidated_metadata", None)
         return props

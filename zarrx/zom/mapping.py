@@ -14,9 +14,10 @@ fill → the data type's zero, ``dimension_separator`` → the ``default`` chunk
 with ``/`` (``chunk_key_encoding="v2"`` keeps the v2 keys), and xarray's
 ``_ARRAY_DIMENSIONS`` attribute → ``dimension_names``. v3 → v2 is the reverse (the
 ``default`` encoding becomes v2's conventional ``.`` separator, the ``v2`` encoding keeps
-its own, ``dimension_names`` go to ``_ARRAY_DIMENSIONS``); v2 cannot
-hold sharding, more than one bytes→bytes codec, transposes other than a full reversal,
-codecs without a numcodecs form, unnamed dimensions, or v3 extension keys.
+its own, ``dimension_names`` go to ``_ARRAY_DIMENSIONS``; bytes→bytes codecs before the
+last become numcodecs filters after the array filters, as zarr-python writes numcodecs'
+``shuffle``); v2 cannot hold sharding, transposes other than a full reversal, codecs
+without a numcodecs form, unnamed dimensions, or v3 extension keys.
 """
 
 from __future__ import annotations
@@ -40,14 +41,18 @@ DIMENSIONS_ATTRIBUTE = "_ARRAY_DIMENSIONS"  # xarray's convention for v2
 # -- metadata objects → ZOM nodes ---------------------------------------------------------------
 
 def node_spec(meta: Any) -> ArraySpec | GroupSpec:
-    """The ZOM node of a parsed metadata object (a group without members). Draft nodes
-    are mapped onto the v3 model."""
+    """The ZOM node of a parsed metadata object (a group without members). A draft node
+    is its document as it is stored (``attributes["filters"]`` too): the draft model
+    loses nothing."""
     fmt = meta.zarr_format
     if fmt == v3_draft.FORMAT:
+        if meta.node_type == "group" and meta.implicit:
+            return GroupSpec(zarr_format=fmt, implicit=True)
+        doc = dict(meta.to_json())
+        attributes = doc.pop("attributes", {})
         if meta.node_type == "group":
-            return GroupSpec(attributes=meta.attributes, zarr_format=3)
-        meta = v3_metadata(recipe(meta), where="array")
-        fmt = 3
+            return GroupSpec(attributes=attributes, properties=doc, zarr_format=fmt)
+        return ArraySpec(properties=doc, attributes=attributes, zarr_format=fmt)
     doc = dict(meta.to_json())
     doc.pop("zarr_format", None)
     doc.pop("node_type", None)
@@ -104,6 +109,13 @@ def metadata_of(spec: ArraySpec | GroupSpec, path: str = "") -> Any:
 
 
 def _parse(spec: ArraySpec | GroupSpec, where: str) -> Any:
+    if spec.zarr_format == v3_draft.FORMAT:
+        if isinstance(spec, GroupSpec) and spec.implicit:
+            return v3_draft.GroupMetadataDraft(implicit=True)
+        doc = {**thaw(spec.properties), "attributes": thaw(spec.attributes)}
+        if isinstance(spec, GroupSpec):
+            return v3_draft.GroupMetadataDraft.from_json(doc, where=where)
+        return v3_draft.ArrayMetadataDraft.from_json(doc, where=where)
     if spec.zarr_format == 3:
         doc: dict[str, Any] = {"zarr_format": 3, "node_type": spec.node_type,
                                "attributes": thaw(spec.attributes), **thaw(spec.properties)}
@@ -213,6 +225,7 @@ def recipe(meta: Any) -> Recipe:
         )
     if meta.zarr_format == 2:
         stored = meta.stored_dtype
+        bytes_filters: list[Any] = []
         if stored.hasobject:
             vlen = next(f for f in meta.filters if f.name in v2.VLEN_IDS)
             dtype: Any = _variable_kind(vlen)
@@ -220,7 +233,7 @@ def recipe(meta: Any) -> Recipe:
             aa: list[Any] = []
         else:
             dtype, serializer = v2.native(stored), _bytes_codec(_endian_of(stored))
-            aa = list(meta.filters)
+            aa, bytes_filters = v2.split_filters(meta.filters, where="v2 array")
         if meta.order == "F" and ndim > 1:
             aa.insert(0, _transpose_f(ndim))
         return Recipe(
@@ -231,7 +244,8 @@ def recipe(meta: Any) -> Recipe:
             shards=None,
             array_array=tuple(aa),
             serializer=serializer,
-            bytes_bytes=(meta.compressor,) if meta.compressor is not None else (),
+            bytes_bytes=(*bytes_filters,
+                         *((meta.compressor,) if meta.compressor is not None else ())),
             fill_value=None if meta.fill_is_null else meta.fill_value,
             attributes=dict(meta.attributes),
             dimension_names=None,
@@ -294,11 +308,23 @@ def v3_keywords(r: Recipe, *, chunk_key_encoding: Any = None) -> dict[str, Any]:
     return kw
 
 
+def _order_filters_compressor(
+    r: Recipe, where: str, target: str
+) -> tuple[str, list[Any], list[Any]]:
+    """``order``, ``filters`` and ``compressors`` of a v2 or draft array: a leading
+    full-reversal transpose is ``order="F"``; the other array→array codecs, then the
+    bytes→bytes codecs before the last (numcodecs' ``shuffle`` …), are numcodecs filters;
+    the last bytes→bytes codec is the compressor."""
+    order, filters = _order_and_filters(r, where, target)
+    *bytes_filters, compressor = r.bytes_bytes or (None,)
+    for codec in bytes_filters:
+        _numcodecs_form(codec, r, where, target)
+    return order, [*filters, *bytes_filters], [] if compressor is None else [compressor]
+
+
 def _order_and_filters(r: Recipe, where: str, target: str) -> tuple[str, list[Any]]:
     """A leading full-reversal transpose as ``order="F"``; the rest must be numcodecs
     filters (the v2 and draft chains have no other array→array codecs)."""
-    from zarrx.codecs.numcodecs_compat import to_numcodecs_config
-
     order, rest = "C", list(r.array_array)
     ndim = len(r.shape)
     if rest and rest[0].name == "transpose" and ndim > 1:
@@ -308,16 +334,22 @@ def _order_and_filters(r: Recipe, where: str, target: str) -> tuple[str, list[An
                 "the full reversal)"
             )
         order, rest = "F", rest[1:]
-    itemsize = 1 if r.variable else np.dtype(r.dtype).itemsize
     for codec in rest:
-        try:
-            to_numcodecs_config(codec, itemsize)
-        except MetadataError:
-            raise MetadataError(
-                f"{where}: {target} filters are numcodecs codecs; codec {codec.name!r} has no "
-                "numcodecs form"
-            ) from None
+        _numcodecs_form(codec, r, where, target)
     return order, rest
+
+
+def _numcodecs_form(codec: Any, r: Recipe, where: str, target: str) -> None:
+    from zarrx.codecs.numcodecs_compat import to_numcodecs_config
+
+    itemsize = 1 if r.variable else np.dtype(r.dtype).itemsize
+    try:
+        to_numcodecs_config(codec, itemsize)
+    except MetadataError:
+        raise MetadataError(
+            f"{where}: {target} filters are numcodecs codecs; codec {codec.name!r} has no "
+            "numcodecs form"
+        ) from None
 
 
 def _stored_dtype(r: Recipe) -> Any:
@@ -331,15 +363,6 @@ def _stored_dtype(r: Recipe) -> Any:
     return dtype
 
 
-def _one_compressor(r: Recipe, where: str, target: str) -> list[Any]:
-    if len(r.bytes_bytes) > 1:
-        raise MetadataError(
-            f"{where}: {target} takes one compressor, the array has "
-            f"{[c.name for c in r.bytes_bytes]}"
-        )
-    return list(r.bytes_bytes)
-
-
 def v2_keywords(r: Recipe, *, where: str) -> dict[str, Any]:
     """Keywords making ``r`` a Zarr v2 array, or :class:`MetadataError` saying why not."""
     target = "Zarr v2"
@@ -349,14 +372,14 @@ def v2_keywords(r: Recipe, *, where: str) -> dict[str, Any]:
         raise MetadataError(f"{where}: {target} has no dimension_names")
     if not r.variable and r.serializer.name != "bytes":
         raise MetadataError(f"{where}: {target} has no serializer {r.serializer.name!r}")
-    order, filters = _order_and_filters(r, where, target)
+    order, filters, compressors = _order_filters_compressor(r, where, target)
     # v2 keys keep their separator; other layouts take v2's conventional "."
     separator = r.separator if r.key_encoding == "v2" else "."
     return {
         "shape": r.shape,
         "dtype": _stored_dtype(r),
         "chunks": r.chunks,
-        "compressors": _one_compressor(r, where, target),
+        "compressors": compressors,
         "filters": filters or None,
         "fill_value": r.fill_value,
         "order": order,
@@ -376,13 +399,13 @@ def draft_keywords(r: Recipe, *, where: str) -> dict[str, Any]:
         raise MetadataError(f"{where}: {target} has no dimension_names")
     if r.serializer.name != "bytes":
         raise MetadataError(f"{where}: {target} has no serializer {r.serializer.name!r}")
-    order, filters = _order_and_filters(r, where, target)
+    order, filters, compressors = _order_filters_compressor(r, where, target)
     return {
         "shape": r.shape,
         "dtype": _stored_dtype(r),
         "chunks": r.chunks,
         "shards": r.shards,
-        "compressors": _one_compressor(r, where, target),
+        "compressors": compressors,
         "filters": filters or None,
         "fill_value": r.fill_value,
         "order": order,
@@ -466,7 +489,7 @@ def _dimension_names_to_attributes(r: Recipe, where: str) -> Recipe:
 
 
 def to_v3(spec: Any, *, chunk_key_encoding: str = "default", path: str = "") -> Any:
-    """The v3 model of a v2 spec (a v3 spec is returned as it is)."""
+    """The v3 model of a v2 or draft spec (a v3 spec is returned as it is)."""
     if chunk_key_encoding not in ("default", "v2"):
         raise MetadataError(
             f"chunk_key_encoding must be 'default' or 'v2', got {chunk_key_encoding!r}"
@@ -481,7 +504,9 @@ def to_v3(spec: Any, *, chunk_key_encoding: str = "default", path: str = "") -> 
             for name, m in spec.members.items()
         }
         return GroupSpec(attributes=spec.attributes, members=members, zarr_format=3)
-    r = _dimension_names_from_attributes(recipe(metadata_of(spec, path)))
+    r = recipe(metadata_of(spec, path))
+    if spec.zarr_format == 2:
+        r = _dimension_names_from_attributes(r)
     encoding = (
         {"name": "default", "configuration": {"separator": "/"}}
         if chunk_key_encoding == "default"
@@ -491,12 +516,13 @@ def to_v3(spec: Any, *, chunk_key_encoding: str = "default", path: str = "") -> 
 
 
 def to_v2(spec: Any, *, path: str = "") -> Any:
-    """The v2 model of a v3 spec, or :class:`MetadataError` where v2 cannot hold it."""
+    """The v2 model of a v3 or draft spec, or :class:`MetadataError` where v2 cannot
+    hold it."""
     if spec.zarr_format == 2:
         return spec
     where = display_path(path)
     if isinstance(spec, GroupSpec):
-        if spec.properties:
+        if spec.properties and spec.zarr_format == 3:
             raise MetadataError(
                 f"{where}: Zarr v2 groups have no properties {sorted(spec.properties)}"
             )
@@ -506,7 +532,8 @@ def to_v2(spec: Any, *, path: str = "") -> Any:
         }
         return GroupSpec(attributes=spec.attributes, members=members, zarr_format=2)
     meta = metadata_of(spec, path)
-    if meta.extra:
-        raise MetadataError(f"{where}: Zarr v2 has no place for {sorted(meta.extra)}")
+    if getattr(meta, "extra", None) or getattr(meta, "extensions", None):
+        extra = sorted(getattr(meta, "extra", {})) or ["extensions"]
+        raise MetadataError(f"{where}: Zarr v2 has no place for {extra}")
     r = _dimension_names_to_attributes(recipe(meta), where)
     return node_spec(_create(2, v2_keywords(r, where=where), where))

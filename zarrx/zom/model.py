@@ -2,9 +2,11 @@
 
 A ZOM node is a Zarr node's metadata minus its user metadata, plus ``attributes``; a ZOM
 group also has ``members``: child names mapped to nodes. A model is parametrised by the
-Zarr version: ``zarr_format`` 3 (the final spec) or 2. The 3.0 editor's draft maps onto
-the v3 model (:func:`zarrx.zom.from_zarr` reads a draft hierarchy as v3 specs, and
-``to_zarr(..., zarr_format="3-draft")`` writes v3 specs as a draft hierarchy).
+Zarr version: ``zarr_format`` 3 (the final spec), 2, or ``"3-draft"`` (the 3.0 editor's
+draft: its array and group documents as they are, data type extensions with their
+fallback and ``extensions`` included, and ``implicit`` groups, which have no document).
+``to_v3()`` maps a draft model onto v3, and ``to_zarr(..., zarr_format="3-draft")``
+writes v3 specs as a draft hierarchy.
 
 Properties are kept as the document gives them, in order, as frozen JSON: the ZOM is the
 hierarchy's *structure* as declared, so ``from_json(doc).to_json() == doc``.
@@ -29,9 +31,12 @@ from zarrx.errors import MetadataError, NodeNotFoundError
 from zarrx.zom.frozen import FrozenDict, canonical, freeze, json_equal, thaw
 from zarrx.zom.schema import check_json, detect_format, node_schema
 
-FORMATS = (3, 2)
-#: Keys of a ZOM document that are not properties of the Zarr node.
-_HEADER = frozenset({"zarr_format", "zarr_version", "node_type", "attributes"})
+#: The 3.0 editor's draft (seed 000), whose hierarchies have a model of their own.
+DRAFT = "3-draft"
+FORMATS = (3, 2, DRAFT)
+#: Keys of a ZOM document that are not properties of the Zarr node (``implicit``: a draft
+#: group that exists only through its members, with no document).
+_HEADER = frozenset({"zarr_format", "zarr_version", "node_type", "attributes", "implicit"})
 _MEMBERS_ESCAPED = re.compile(r"^_+members$")
 _MEMBERS_NAME = re.compile(r"^_*members$")
 
@@ -56,16 +61,17 @@ def check_name(name: Any, *, where: str) -> str:
     return name
 
 
-def _check_format(zarr_format: Any, what: str) -> int:
+def _check_format(zarr_format: Any, what: str) -> Any:
     if zarr_format not in FORMATS or isinstance(zarr_format, bool):
         raise MetadataError(
-            f"{what}: zarr_format must be 3 or 2, got {zarr_format!r} (the 3.0 draft maps "
-            "onto the v3 model: use 3)"
+            f"{what}: zarr_format must be 3, 2 or {DRAFT!r}, got {zarr_format!r}"
         )
-    return int(zarr_format)
+    return zarr_format if zarr_format == DRAFT else int(zarr_format)
 
 
 def _check_node(spec: ArraySpec | GroupSpec, where: str) -> None:
+    if spec.zarr_format == DRAFT:
+        return  # seed 004 has no schema for the draft: its documents are checked on parse
     doc = spec._node_json()
     check_json(doc, node_schema(spec.zarr_format, spec.node_type, lenient=True), where=where)
 
@@ -153,10 +159,13 @@ class _Spec(ABC):
         return to_v2(self)
 
     def to_format(self, zarr_format: Any) -> Any:
-        """:meth:`to_v3` or :meth:`to_v2`; ``"3-draft"`` gives the v3 model."""
+        """:meth:`to_v3` or :meth:`to_v2`; ``"3-draft"`` gives a draft spec as it is and
+        the v3 model of the others (which ``to_zarr`` writes as a draft hierarchy)."""
         if zarr_format == 2:
             return self.to_v2()
-        if zarr_format in (3, "3-draft"):
+        if zarr_format == DRAFT and self.zarr_format == DRAFT:
+            return self
+        if zarr_format in (3, DRAFT):
             return self.to_v3()
         raise MetadataError(f"unsupported zarr_format {zarr_format!r}; expected 2, 3 or '3-draft'")
 
@@ -173,7 +182,7 @@ class ArraySpec(_Spec):
 
     properties: Mapping[str, Any]
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
-    zarr_format: int = 3
+    zarr_format: Any = 3
 
     node_type: ClassVar[str] = "array"
 
@@ -200,7 +209,7 @@ class ArraySpec(_Spec):
     def to_json(self) -> dict[str, Any]:
         """The ZOM JSON object (seed 004)."""
         doc: dict[str, Any] = {"zarr_format": self.zarr_format}
-        if self.zarr_format == 3:
+        if self.zarr_format in (3, DRAFT):
             doc["node_type"] = "array"
             doc["attributes"] = thaw(self.attributes)
             doc.update(thaw(self.properties))
@@ -230,7 +239,7 @@ class ArraySpec(_Spec):
     @property
     def data_type(self) -> Any:
         """``data_type`` (v3) or ``dtype`` (v2), as written."""
-        return self.properties.get("data_type" if self.zarr_format == 3 else "dtype")
+        return self.properties.get("dtype" if self.zarr_format == 2 else "data_type")
 
     @property
     def chunks(self) -> tuple[int, ...] | None:
@@ -238,6 +247,9 @@ class ArraySpec(_Spec):
         if self.zarr_format == 2:
             return tuple(self.properties.get("chunks", ()))
         grid = self.properties.get("chunk_grid")
+        if self.zarr_format == DRAFT and isinstance(grid, Mapping) and grid.get(
+                "type") == "regular":
+            return tuple(grid.get("chunk_shape", ()))
         if isinstance(grid, Mapping) and grid.get("name") == "regular":
             config = grid.get("configuration") or {}
             shape = config.get("chunk_shape")
@@ -307,12 +319,19 @@ class GroupSpec(_Spec):
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
     members: Mapping[str, Any] = field(default_factory=FrozenDict)
     properties: Mapping[str, Any] = field(default_factory=FrozenDict)
-    zarr_format: int = 3
+    zarr_format: Any = 3
+    #: A draft group with no document, which exists through its members (seed 000).
+    implicit: bool = False
 
     node_type: ClassVar[str] = "group"
 
     def __post_init__(self) -> None:
         fmt = _check_format(self.zarr_format, "GroupSpec")
+        if self.implicit and (fmt != DRAFT or self.attributes or self.properties):
+            raise MetadataError(
+                "GroupSpec: only a Zarr v3.0 draft group without attributes or properties "
+                "can be implicit"
+            )
         attrs = freeze(self.attributes, where="GroupSpec attributes")
         if not isinstance(attrs, Mapping):
             raise MetadataError("GroupSpec: attributes must be an object")
@@ -349,8 +368,10 @@ class GroupSpec(_Spec):
     # -- JSON -----------------------------------------------------------------------------
     def _node_json(self, members: Any = None) -> dict[str, Any]:
         doc: dict[str, Any] = {"zarr_format": self.zarr_format}
-        if self.zarr_format == 3:
+        if self.zarr_format in (3, DRAFT):
             doc["node_type"] = "group"
+        if self.implicit:
+            doc["implicit"] = True
         doc["attributes"] = thaw(self.attributes)
         for key, value in self.properties.items():
             doc[escape_property(key)] = thaw(value)
@@ -404,10 +425,11 @@ class GroupSpec(_Spec):
         attributes = changes.pop("attributes", self.attributes)
         members = changes.pop("members", self.members)
         zarr_format = changes.pop("zarr_format", self.zarr_format)
+        implicit = changes.pop("implicit", self.implicit)
         props = dict(self.properties)
         props.update(changes)
         return GroupSpec(attributes=attributes, members=members, properties=props,
-                         zarr_format=zarr_format)
+                         zarr_format=zarr_format, implicit=implicit)
 
     def with_member(self, path: str, node: ArraySpec | GroupSpec | None) -> GroupSpec:
         """A copy with the member at ``path`` replaced, added (parents must exist) or,
@@ -530,7 +552,8 @@ def _build(doc: Mapping[str, Any], fmt: int, path: str) -> ArraySpec | GroupSpec
     props = {
         unescape_property(k): v for k, v in doc.items() if k not in _HEADER and k != "members"
     }
-    return GroupSpec(attributes=attributes, members=members, properties=props, zarr_format=fmt)
+    return GroupSpec(attributes=attributes, members=members, properties=props, zarr_format=fmt,
+                     implicit=doc.get("implicit") is True)
 
 
 def from_json(doc: Any, *, zarr_format: int | None = None) -> ArraySpec | GroupSpec:
@@ -556,5 +579,6 @@ def from_json(doc: Any, *, zarr_format: int | None = None) -> ArraySpec | GroupS
         kind = _node_kind(doc, fmt)
     except MetadataError as e:
         raise MetadataError(f"ZOM document: {e}") from None
-    check_json(doc, node_schema(fmt, kind, lenient=True))  # a group's members included
+    if fmt != DRAFT:
+        check_json(doc, node_schema(fmt, kind, lenient=True))  # a group's members included
     return _build(doc, fmt, "")

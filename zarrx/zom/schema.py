@@ -511,10 +511,11 @@ def detect_format(doc: Any, *, default: int | None = None) -> int:
             value = doc.get(key)
             if value in (2, 3) and not isinstance(value, bool):
                 return int(value)
+            if value == "3-draft" and key == "zarr_format":
+                return value  # type: ignore[return-value]
             if value is not None:
                 raise MetadataError(
-                    f"ZOM document: {key} must be 2 or 3 (the 3.0 draft maps onto the v3 "
-                    f"model), got {value!r}"
+                    f"ZOM document: {key} must be 2, 3 or '3-draft', got {value!r}"
                 )
         if "node_type" in doc:
             return 3

@@ -3,11 +3,13 @@
 - :func:`from_zarr` reads structure only: one recursive listing of the group
   (``members(max_depth=None)``), or nothing beyond the root when the group was opened
   with consolidated metadata.
-- :func:`to_zarr` checks every node first (each array's metadata is built as its format
-  would store it), then creates the nodes, parents first, with :func:`zarrx.create_group`
-  and :func:`zarrx.create_array`. Where a v2/v3 spec holds metadata those functions have
-  no keyword for (e.g. non-default sharding index codecs, a ``null`` v2 fill value, v3
-  extension keys), the node's document is then written exactly as the spec says.
+- :func:`to_zarr` checks every node first (its name as the target format names nodes,
+  and each array's metadata built as its format would store it), then creates the nodes,
+  parents first, with :func:`zarrx.create_group` and :func:`zarrx.create_array`. Where a
+  v2/v3 spec holds metadata those functions have no keyword for (e.g. non-default
+  sharding index codecs, a ``null`` v2 fill value, v3 extension keys), the node's document
+  is then written exactly as the spec says. A draft spec's documents are written as they
+  are, and its implicit groups stay implicit (no document).
 - :func:`consolidated` flattens a ZOM into consolidated metadata (seed 004).
 """
 
@@ -33,9 +35,7 @@ def from_zarr(
         node = zarrx.open(node, mode="r", path=path, use_consolidated=use_consolidated)
     if isinstance(node, zarrx.Array):
         return node_spec(node.metadata)
-    entries = node.consolidated
-    if entries is None:
-        entries = {name: member.metadata for name, member in node.members(max_depth=None)}
+    entries = dict(node.member_metadata(max_depth=None))
     flat: dict[str, ArraySpec | GroupSpec] = {"": node_spec(node.metadata)}
     for rel in sorted(entries):
         flat[rel] = node_spec(entries[rel])
@@ -67,15 +67,35 @@ def _plan(spec: ArraySpec | GroupSpec, fmt: Any) -> list[tuple[str, Any, Any, An
     from zarrx.creation import array_metadata
 
     plan = []
-    for rel, node in _nodes(spec):
+    nodes = _nodes(spec)
+    parents = {rel.rpartition("/")[0] for rel, _ in nodes if rel}
+    for rel, node in nodes:
         where = display_path(rel)
+        check_path(rel, fmt)
         meta = metadata_of(node, rel)
         kw = None
-        if isinstance(node, ArraySpec):
+        if node.zarr_format == v3_draft.FORMAT:
+            if isinstance(node, GroupSpec) and node.implicit and rel not in parents:
+                raise MetadataError(
+                    f"{where}: an implicit group exists only through its members; this one "
+                    "has none (make it explicit)"
+                )
+        elif isinstance(node, ArraySpec):
             kw = keywords(meta, fmt, where=where)
             array_metadata(zarr_format=fmt, where=where, **kw)
         plan.append((rel, node, meta, kw))
     return plan
+
+
+def check_path(path: str, fmt: Any) -> str:
+    """A node path as ``fmt`` names nodes (the draft: seed 000's node names), or
+    :class:`~zarrx.errors.InvalidKeyError` naming it."""
+    from zarrx.metadata.io import normalize_path
+
+    normalize_path(path)
+    if fmt == v3_draft.FORMAT:
+        v3_draft.validate_path(path)
+    return path
 
 
 def check_writable(spec: ArraySpec | GroupSpec, zarr_format: Any = None) -> None:
@@ -90,16 +110,21 @@ def to_zarr(
 ) -> Any:
     """Create the hierarchy ``spec`` describes; returns the created root node."""
     import zarrx
+    from zarrx.api import create_node
     from zarrx.metadata.io import normalize_path, write_node
     from zarrx.stores.url import make_store
 
     fmt = _target_format(spec, zarr_format)
-    root = normalize_path(path)
-    plan = _plan(spec, fmt)
+    root = check_path(normalize_path(path), fmt)
+    plan = _plan(spec, fmt)  # every node checked (names, metadata, format) before any write
     s = make_store(store, mode="w" if overwrite else "a")
     for rel, node, meta, kw in plan:
         full = "/".join(p for p in (root, rel) if p)
         first = rel == ""
+        if node.zarr_format == v3_draft.FORMAT:  # the documents, exactly as the spec has them
+            if not getattr(meta, "implicit", False):
+                create_node(s, full, meta, overwrite=overwrite and first)
+            continue
         if kw is None:
             made = zarrx.create_group(
                 s, full, attributes=thaw(node.attributes), zarr_format=fmt,
@@ -129,6 +154,8 @@ def _stored_document(node: ArraySpec | GroupSpec, path: str) -> dict[str, Any]:
 def consolidated(spec: GroupSpec) -> dict[str, Any]:
     """Consolidated metadata as the flattening of a ZOM (seed 004's suggestion): every
     node below the root, by path, with the document its format stores for it."""
+    if spec.zarr_format == v3_draft.FORMAT:
+        raise MetadataError("the Zarr v3.0 draft has no consolidated metadata")
     flat = spec.to_flat()
     paths = sorted(p for p in flat if p)
     if spec.zarr_format == 3:

@@ -157,10 +157,36 @@ def main(out):
         "x/y/z": {"explicit": False, "attrs": {}},
     }
 
+    # zarr-python 2.18's placeholder data types (no fallback): fixed-size bytes and unicode,
+    # and objects with a vlen filter and its default fill 0 (partly written: unwritten
+    # elements of a written chunk are empty, those of unwritten chunks the fill 0).
+    w.array("placeholder/bytes", np.array([b"a", b"bb", b"", b"dddd", b"eeeee"]), chunks=(2,),
+            written=(slice(0, 4),))
+    w.array("placeholder/unicode", np.array(["a", "b\u00e9", "d\u20acf"], dtype="<U3"),
+            chunks=(2,))
+    w.array("placeholder/text", np.array(["x", "y\u00ff", "zzz", "", ""], dtype=object),
+            chunks=(2,), object_codec=numcodecs.VLenUTF8(), written=(slice(0, 3),))
+    w.array("placeholder/objects", np.array([b"x", b"\x00y", b"", b""], dtype=object),
+            chunks=(2,), object_codec=numcodecs.VLenBytes(), written=(slice(0, 2),))
+    w.array("placeholder/gzip_text", np.array(["p", "q"], dtype=object), chunks=(1,),
+            object_codec=numcodecs.VLenUTF8(), compressor=numcodecs.GZip(level=1))
+
     s = Writer(out, "store_suffix", suffix=".meta")
     s.array("a/b", data_for("<i4", (6, 4)), chunks=(4, 4), compressor=numcodecs.GZip(level=5))
     s.array("c", data_for(">f8", (3,)), chunks=(2,), fill_value=np.nan, written=(slice(0, 1),))
-    print(json.dumps({"store": w.manifest(), "store_suffix": s.manifest()}))
+    # Zarr v2 (not the draft): object arrays with a vlen filter and the default fill 0.
+    v2 = {"root": os.path.abspath(os.path.join(out, "store_v2")), "arrays": {}}
+    for name, codec, values in (
+        ("text", numcodecs.VLenUTF8(), ["a", "bb", "c\u00e7c"]),
+        ("objects", numcodecs.VLenBytes(), [b"a", b"", b"\xffc"]),
+    ):
+        a = zarr.open_array(os.path.join(v2["root"], name), mode="w", shape=(5,), chunks=(2,),
+                            dtype=object, object_codec=codec, zarr_version=2)
+        a[:3] = np.array(values, dtype=object)
+        expected = f"v2-{name}.npy"
+        np.save(os.path.join(out, "expected", expected), a[...])
+        v2["arrays"][name] = {"expected": expected, "fill_value": a.fill_value}
+    print(json.dumps({"store": w.manifest(), "store_suffix": s.manifest(), "store_v2": v2}))
 
 
 if __name__ == "__main__":

@@ -66,6 +66,53 @@ def test_zarrx_reads_zarr2(peer_written: dict[str, Any], category: str) -> None:
         assert dict(a.attrs) == {k: v for k, v in info["attrs"].items() if k != "filters"}
 
 
+def _no_fill_is_empty(expected: np.ndarray, empty: Any) -> np.ndarray:
+    """zarr-python 2.18 returns the fill 0 of an object array for elements of chunks never
+    written; numcodecs' vlen codecs store 0 as the empty element, and zarrx reads both as
+    that empty element (the ``0`` means "no fill")."""
+    return np.array([empty if type(v) is int and v == 0 else v for v in expected.ravel()],
+                    dtype=object).reshape(expected.shape)
+
+
+def test_zarrx_reads_zarr2_placeholder_data_types(peer_written: dict[str, Any]) -> None:
+    """zarr-python 2.18 writes ``|S``, ``<U`` and ``|O`` as data type extensions with a
+    placeholder URI ("TODO: … protocol URL") and no fallback; zarrx maps them to the NumPy
+    types and the vlen codec zarr-python 2.18 put in ``attributes["filters"]``."""
+    manifest = peer_written["store"]
+    root = Path(manifest["root"])
+    doc = json.loads((root / "meta/root/placeholder/text.array.json").read_text())
+    assert doc["data_type"] == {"extension": "TODO: object array protocol URL",
+                                "fallback": None, "type": "|O"}
+    assert doc["fill_value"] == 0
+    for path, dtype in (("placeholder/bytes", "|S5"), ("placeholder/unicode", "<U3")):
+        expected = np.load(peer_written["expected"] / manifest["arrays"][path]["expected"])
+        a = zarrx.open_array(str(root), path=path)
+        assert a.dtype == np.dtype(dtype)
+        assert_same(a[...], expected, path)
+    for path, empty in (("placeholder/text", ""), ("placeholder/objects", b""),
+                        ("placeholder/gzip_text", "")):
+        expected = np.load(peer_written["expected"] / manifest["arrays"][path]["expected"],
+                           allow_pickle=True)
+        a = zarrx.open_array(str(root), path=path)
+        got = a[...]
+        assert got.tolist() == _no_fill_is_empty(expected, empty).tolist(), path
+        assert [type(v) for v in got.tolist()] == [type(empty)] * got.size, path
+    a = zarrx.open_array(str(root), path="placeholder/text")
+    assert a.dtype == np.dtypes.StringDType()
+    assert [c.name for c in a.codecs] == ["vlen-utf8", "blosc"]
+
+
+def test_zarrx_reads_zarr2_v2_object_fill_zero(peer_written: dict[str, Any]) -> None:
+    """Zarr v2 arrays of zarr-python 2.18 with a vlen filter and ``fill_value: 0``."""
+    manifest = peer_written["store_v2"]
+    for name, empty in (("text", ""), ("objects", b"")):
+        info = manifest["arrays"][name]
+        assert info["fill_value"] == 0
+        expected = np.load(peer_written["expected"] / info["expected"], allow_pickle=True)
+        a = zarrx.open_array(str(Path(manifest["root"]) / name))
+        assert a[...].tolist() == _no_fill_is_empty(expected, empty).tolist(), name
+
+
 def test_zarrx_reads_zarr2_selections(peer_written: dict[str, Any]) -> None:
     manifest = peer_written["store"]
     for path in ("dtypes/F/float64_be", "sharded/F", "filters/delta_be_F", "layout/dot"):
@@ -97,7 +144,7 @@ def test_zarr2_hierarchy(peer_written: dict[str, Any]) -> None:
         assert g.metadata.implicit is not info["explicit"], path
         assert dict(g.attrs) == info["attrs"], path
     assert sorted(root.group_keys()) == [
-        "dtypes", "explicit", "fills", "filters", "layout", "sharded", "x",
+        "dtypes", "explicit", "fills", "filters", "layout", "placeholder", "sharded", "x",
     ]
     assert [n for n, _ in root["x"].members(max_depth=None)] == ["y", "y/z", "y/z/deep"]
     names = {name for name, _ in root.members(max_depth=None)}
@@ -231,6 +278,7 @@ def zarrx_written(zarr2_python: str, tmp_path_factory: pytest.TempPathFactory) -
     make("layout/dot", sample("<i2", (5, 6)), chunks=(2, 4),
          chunk_key_encoding={"name": "v2", "configuration": {"separator": "."}})
     make("layout/one_chunk", sample("<f4", (3, 2, 4)), chunks=(3, 2, 4))
+    make("layout/scalar", np.array(-2.5, ">f8"), fill_value=3.0)  # 0-d: its chunk at c0
     make("sharded/C", sample("<u4", (11, 9)), np.s_[2:9, :5], chunks=(2, 3), shards=(4, 6),
          fill_value=7)
     make("sharded/F", sample(">f4", (11, 9)), np.s_[:, 4:], chunks=(3, 2), shards=(6, 4),
@@ -314,3 +362,34 @@ def test_zarr2_reads_zarrx_with_custom_suffix(zarr2_python: str, tmp_path: Path)
     report = run_peer(zarr2_python, "peer_read.py", root, out, "g/a", "g")
     assert_same(np.load(out / report["g/a"]["file"]), data, "g/a")
     assert report["g"]["arrays"] == ["a"]
+
+
+def test_zarrx_updates_zarr2_placeholder_arrays_in_a_fresh_process(
+    zarr2_python: str, peer_written: dict[str, Any], tmp_path: Path
+) -> None:
+    """A fresh interpreter (numcodecs not yet imported, so the chunk threads load it on
+    first use, at once) writes into zarr-python 2.18's ``|O``/``|S`` arrays; zarr-python
+    2.18 reads what zarrx wrote."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "store"
+    shutil.copytree(peer_written["store"]["root"], root)
+    script = (
+        "import sys, numpy as np, zarrx\n"
+        "g = zarrx.open_group(sys.argv[1], mode='r+')\n"
+        "g['placeholder/text'][2:] = np.array(['new', '\\u00e9', 'z'], dtype=object)\n"
+        "g['placeholder/objects'][1:] = np.array([b'a', b'', b'\\x00'], dtype=object)\n"
+        "g['placeholder/bytes'][::2] = np.array([b'Q', b'RR', b'SSSSS'])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "read"
+    out.mkdir()
+    paths = ["placeholder/text", "placeholder/objects", "placeholder/bytes"]
+    report = run_peer(zarr2_python, "peer_read.py", root, out, *paths)
+    got = {p: np.load(out / report[p]["file"], allow_pickle=True).tolist() for p in paths}
+    assert got["placeholder/text"] == ["x", "y\u00ff", "new", "\u00e9", "z"]
+    assert got["placeholder/objects"] == [b"x", b"a", b"", b"\x00"]
+    assert got["placeholder/bytes"] == [b"Q", b"bb", b"RR", b"dddd", b"SSSSS"]

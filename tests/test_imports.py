@@ -1,0 +1,31 @@
+"""``import zarrx`` stays cheap: no codec is imported until metadata names one."""
+
+import subprocess
+import sys
+
+#: The codec chain's machinery (not a codec): the pipeline and its scratch buffers.
+MACHINERY = {"zarrx.codecs", "zarrx.codecs.pipeline", "zarrx.codecs.scratch"}
+
+
+def _codec_modules_after(code: str) -> set[str]:
+    script = (
+        f"{code}\nimport sys\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('zarrx.codecs')))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    return set(result.stdout.split())
+
+
+def test_import_zarrx_imports_no_codec_module() -> None:
+    assert _codec_modules_after("import zarrx") <= MACHINERY
+
+
+def test_codecs_load_on_first_use() -> None:
+    """The same probe sees a codec module once an array is created (so it can fail)."""
+    loaded = _codec_modules_after(
+        "import zarrx\n"
+        "zarrx.create_array(zarrx.storage.MemoryStore(), shape=(2,), dtype='u1')"
+    )
+    assert {"zarrx.codecs.bytes", "zarrx.codecs.zstd"} <= loaded
