@@ -10,6 +10,7 @@ import numpy as np
 
 from zarrx import convenience
 from zarrx.arrays import Array
+from zarrx.engine.executor import io_pool
 from zarrx.errors import InvalidKeyError, NodeNotFoundError, NodeTypeError, SkippedNodeWarning
 from zarrx.hierarchy import create_array
 from zarrx.info import Info, group_summary
@@ -55,10 +56,12 @@ class Group(Node):
         entries = self._consolidated or {}
         if rel not in entries:
             raise NodeNotFoundError(f"{self.name!r} has no member {rel!r} (consolidated)")
-        if isinstance(entries[rel], Unreadable):
-            entries[rel].reraise()
-        return node_for(self._store, self._child(rel), entries[rel], read_only=self._read_only,
-                        consolidated=subtree(entries, rel))
+        meta = entries[rel]
+        if isinstance(meta, Unreadable):
+            meta.reraise()
+        below = subtree(entries, rel) if meta.node_type == "group" else None  # arrays: none
+        return node_for(self._store, self._child(rel), meta, read_only=self._read_only,
+                        consolidated=below)
 
     # -- lookup -----------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Array | Group:
@@ -105,7 +108,9 @@ class Group(Node):
                 self._consolidated, key=lambda r: r.split("/"))
                 if max_depth is None or rel.count("/") <= max_depth]
         else:
-            found = list_members(self._store, self._path, self._metadata, max_depth)
+            # the groups of one depth are listed concurrently, on the I/O threads
+            found = list_members(self._store, self._path, self._metadata, max_depth,
+                                 map_listings=io_pool().map)
         out: list[tuple[str, Any]] = []
         skipped: list[str] = []
         for rel, meta in found:

@@ -13,24 +13,37 @@ from zarrx.stores.memory import MemoryStore
 from zarrx.stores.url import store_from_url
 
 if TYPE_CHECKING:
+    from zarrx.stores.cache import CacheStore
     from zarrx.stores.fsspec import FsspecStore
+    from zarrx.stores.obstore import ObstoreStore
+    from zarrx.stores.zarr_python import ZarrPythonStore
     from zarrx.stores.zip import ZipStore
 
 __all__ = [
     "ByteRange",
+    "CacheStore",
     "FsspecStore",
     "LocalStore",
     "MemoryStore",
+    "ObstoreStore",
     "Store",
+    "ZarrPythonStore",
     "ZipStore",
     "store_from_url",
 ]
 
-_LAZY = {"ZipStore": "zarrx.stores.zip", "FsspecStore": "zarrx.stores.fsspec"}
+_LAZY = {
+    "CacheStore": "zarrx.stores.cache",
+    "ZipStore": "zarrx.stores.zip",
+    "FsspecStore": "zarrx.stores.fsspec",
+    "ObstoreStore": "zarrx.stores.obstore",
+    "ZarrPythonStore": "zarrx.stores.zarr_python",
+}
 
 
 def __getattr__(name: str) -> object:
-    """``ZipStore`` and ``FsspecStore`` are imported on first use (keeps ``import zarrx`` fast)."""
+    """Stores with optional dependencies are imported on first use (keeps ``import zarrx``
+    fast, and works without them)."""
     if name in _LAZY:
         import importlib
 

@@ -14,7 +14,8 @@ Jobs (``W`` is this writer's number, ``N`` the number of writers):
 - ``attrs URL W COUNT``: ``COUNT`` attribute writes, key ``wW-i``, value ``i``.
 
 Flags at the end: ``--path P`` opens the array at ``P`` in the store; ``--options JSON``
-gives ``storage_options`` for an ``s3://`` URL.
+gives ``storage_options`` for an ``s3://`` URL; ``--obstore JSON`` opens the URL as an
+``ObstoreStore`` with that obstore configuration.
 """
 
 from __future__ import annotations
@@ -87,7 +88,12 @@ def main(argv: list[str]) -> None:
         argv = argv[:-2]
     job, url, *args = argv
     options = json.loads(flags["options"]) if "options" in flags else None
-    a = zarrx.open_array(url, mode="r+", path=flags.get("path"), storage_options=options)
+    store: Any = url
+    if "obstore" in flags:  # the same URL through obstore, with its configuration
+        from zarrx.stores.obstore import ObstoreStore
+
+        store = ObstoreStore.from_url(url, storage_options=json.loads(flags["obstore"]))
+    a = zarrx.open_array(store, mode="r+", path=flags.get("path"), storage_options=options)
     print("ready", flush=True)
     sys.stdin.readline()
     if job == "inner":

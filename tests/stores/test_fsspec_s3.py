@@ -1,10 +1,9 @@
 """FsspecStore against a real S3 server: moto in server mode, on 127.0.0.1 only.
 
-The server is started once per session and stopped at the end. A WSGI middleware in front
-of it records every request it serves (method, path, ``Range``, status, start and end
-and how many are in flight at once), so the tests count real HTTP requests and can see
-whether they overlap: a barrier in the server holds requests until enough have arrived.
-The same objects are also read over plain ``http://`` from the same server.
+The server (``tests/stores/s3.py``) is started once per session and stopped at the end;
+it records each request it serves, so the tests count real HTTP requests and can see
+whether they overlapped. The same objects are also read over plain ``http://`` from the
+same server.
 """
 
 from __future__ import annotations
@@ -12,12 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import pickle
-import threading
-import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +18,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from tests.stores.s3 import BUCKET, PUBLIC, S3Server
 from zarrx import registry
 from zarrx.abc.store import ByteRange
 from zarrx.errors import InvalidKeyError, ReadOnlyError
@@ -32,152 +26,9 @@ from zarrx.stores.fsspec import FsspecStore
 from zarrx.stores.url import store_from_url
 from zarrx.testing.stores import StoreTests
 
-BUCKET = "zarrx-test"
-PUBLIC = "zarrx-public"  # anyone may read it over plain HTTP
-
-
-@dataclass(frozen=True)
-class Request:
-    method: str
-    path: str
-    query: str
-    range: str | None
-    status: int
-
-
-@dataclass
-class Recorder:
-    """WSGI middleware: records each request and counts how many are in flight at once.
-
-    ``delay`` adds latency to data reads. ``together`` makes the data reads for which
-    ``gate`` holds wait for each other in groups of that many (a barrier): a test then
-    proves that requests overlap by their completing at all, not by comparing clocks.
-    """
-
-    app: Any
-    records: list[Request] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    delay: float = 0.0
-    barrier: threading.Barrier | None = None
-    gate: Any = None
-    in_flight: int = 0
-    most_in_flight: int = 0
-
-    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        statuses: list[str] = []
-
-        def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
-            statuses.append(status)
-            return start_response(status, headers, exc_info)
-
-        is_read = environ["REQUEST_METHOD"] == "GET" and not environ.get("QUERY_STRING")
-        with self.lock:
-            self.in_flight += 1
-            self.most_in_flight = max(self.most_in_flight, self.in_flight)
-        try:
-            if self.delay and is_read:
-                time.sleep(self.delay)  # an object store's latency (nothing is timed)
-            barrier = self.barrier
-            if barrier is not None and is_read and self.gate(environ):
-                barrier.wait(timeout=120)  # only a guard against a hang: fails if broken
-            return self.app(environ, capture)
-        finally:
-            with self.lock:
-                self.in_flight -= 1
-            request = Request(
-                method=environ["REQUEST_METHOD"],
-                path=environ.get("PATH_INFO", ""),
-                query=environ.get("QUERY_STRING", ""),
-                range=environ.get("HTTP_RANGE"),
-                status=int(statuses[0].split()[0]) if statuses else 0,
-            )
-            with self.lock:
-                self.records.append(request)
-
-    @contextmanager
-    def watch(
-        self, delay: float = 0.0, together: int = 0, gate: Any = None
-    ) -> Iterator[list[Request]]:
-        """The requests served inside the block (with ``delay`` on each data read, and
-        data reads that ``gate`` selects (default: all) meeting ``together`` at a time)."""
-        seen: list[Request] = []
-        with self.lock:
-            first = len(self.records)
-            self.most_in_flight = self.in_flight
-        self.delay = delay
-        self.gate = gate or (lambda environ: True)
-        self.barrier = threading.Barrier(together) if together else None
-        try:
-            yield seen
-        finally:
-            self.delay = 0.0
-            self.barrier = None
-            with self.lock:
-                seen.extend(self.records[first:])
-
-
-@dataclass(frozen=True)
-class S3Server:
-    endpoint: str
-    recorder: Recorder
-
-    @property
-    def options(self) -> dict[str, Any]:
-        """storage_options reaching this server, as a user would pass them."""
-        return {
-            "endpoint_url": self.endpoint,
-            "key": "testing",
-            "secret": "testing",
-            "config_kwargs": {"connect_timeout": 5, "read_timeout": 30},
-        }
-
-
-@pytest.fixture(scope="session")
-def s3() -> Iterator[S3Server]:
-    """A moto S3 server on 127.0.0.1 with one bucket, for the whole session."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        assert host == "127.0.0.1"
-        wsgi = server._server  # werkzeug's server: put the recorder in front of moto's app
-        recorder = Recorder(wsgi.app)
-        wsgi.app = recorder
-        s3 = S3Server(f"http://127.0.0.1:{port}", recorder)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("NO_PROXY", "127.0.0.1")
-            patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-            import s3fs
-
-            fs = s3fs.S3FileSystem(skip_instance_cache=True, **s3.options)
-            fs.mkdir(BUCKET)
-            fs.mkdir(PUBLIC)
-            anyone_reads = {
-                "Version": "2012-10-17",
-                "Statement": [{
-                    "Effect": "Allow",
-                    "Principal": "*",
-                    "Action": ["s3:GetObject"],
-                    "Resource": [f"arn:aws:s3:::{PUBLIC}/*"],
-                }],
-            }
-            fs.call_s3("put_bucket_policy", Bucket=PUBLIC, Policy=json.dumps(anyone_reads))
-            yield s3
-    finally:
-        server.stop()
-
 
 def _url(*parts: str) -> str:
     return "s3://" + "/".join((BUCKET, *parts))
-
-
-@pytest.fixture
-def where() -> str:
-    """A fresh prefix in the bucket for one test."""
-    return f"t-{uuid.uuid4().hex[:12]}"
 
 
 # -- the store contract ------------------------------------------------------------------
@@ -385,31 +236,36 @@ def test_consolidated_open_is_one_get(s3: S3Server, where: str, zarr_format: Any
     np.testing.assert_array_equal(members["sub/z"][...], arrays["sub/z"])
 
 
-def test_inner_chunks_of_a_shard_are_concurrent_ranged_gets(s3: S3Server, where: str) -> None:
+def test_inner_chunks_of_a_shard_are_coalesced_ranged_gets(s3: S3Server, where: str) -> None:
     url = _url(where, "shard.zarr")
-    data = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
-    a = zarrx.create_array(url, shape=(64, 64), dtype="u2", chunks=(8, 8), shards=(64, 64),
+    data = np.arange(1024 * 64, dtype="<u2").reshape(1024, 64)
+    a = zarrx.create_array(url, shape=(1024, 64), dtype="u2", chunks=(8, 8), shards=(1024, 64),
                            compressors=None, storage_options=s3.options)
     a[...] = data
     b = zarrx.open_array(url, mode="r", storage_options=s3.options)
 
-    def inner_chunk(environ: dict[str, Any]) -> bool:  # a range that is not the index
-        return not environ.get("HTTP_RANGE", "bytes=-").startswith("bytes=-")
-
-    # Concurrent: the server answers none of the 8 inner reads until all 8 have arrived.
-    with s3.recorder.watch(together=8, gate=inner_chunk) as requests:
+    with s3.recorder.watch() as requests:
         got = b[8:16, :]  # one row of 8 inner chunks, all in shard c/0/0
     np.testing.assert_array_equal(got, data[8:16, :])
     shard = f"/{BUCKET}/{where}/shard.zarr/c/0/0"
     assert all(r.path == shard and r.method == "GET" for r in requests)
-    index, *inner = requests[0], *requests[1:]
-    assert index.range == f"bytes=-{64 * 16 + 4}"  # the index: 64 entries + crc32c, a suffix
-    assert len(inner) == 8
-    assert all(r.status == 206 and r.range for r in inner)
     chunk_bytes = 8 * 8 * 2
-    starts = sorted(int(r.range.removeprefix("bytes=").split("-")[0]) for r in inner)
-    assert starts == [chunk_bytes * (8 + i) for i in range(8)]  # row 1 of the 8x8 grid
-    assert s3.recorder.most_in_flight >= 8
+    index_bytes = 128 * 8 * 16 + 4  # 1024 entries + crc32c, a suffix
+    row = 8 * chunk_bytes  # the 8 neighbours of one row of the grid: one GET
+    assert [(r.range, r.status) for r in requests] == [
+        (f"bytes=-{index_bytes}", 206), (f"bytes={row}-{2 * row - 1}", 206)]
+
+    def inner_chunk(environ: dict[str, Any]) -> bool:  # a range that is not the index
+        return not environ.get("HTTP_RANGE", "bytes=-").startswith("bytes=-")
+
+    # Inner chunks far apart (more than COALESCE_GAP) are separate GETs, sent at once: the
+    # server answers neither until both have arrived.
+    with s3.recorder.watch(together=2, gate=inner_chunk) as requests:
+        got = b[::1016, :8]  # inner chunks (0, 0) and (127, 0): 127 KiB apart
+    np.testing.assert_array_equal(got, data[::1016, :8])
+    inner = requests[1:]
+    assert sorted(r.range for r in inner) == [
+        f"bytes=0-{chunk_bytes - 1}", f"bytes={127 * row}-{127 * row + chunk_bytes - 1}"]
 
 
 def test_http_reads_a_consolidated_hierarchy(s3: S3Server, where: str) -> None:
@@ -448,6 +304,21 @@ def test_concurrency_is_bounded(s3: S3Server, where: str) -> None:
         assert store.get_many([(f"k{i}", None) for i in range(6)]) == [bytes([i]) for i in range(6)]
     assert len(requests) == 6
     assert s3.recorder.most_in_flight == 2  # never more than two at once, and two at once
+
+
+def test_more_than_botocores_ten_connections_are_in_flight(s3: S3Server, where: str) -> None:
+    store = FsspecStore.from_url(_url(where), storage_options=s3.options)
+    assert store.fs.config_kwargs["max_pool_connections"] == 64
+    mine = FsspecStore.from_url(_url(where), storage_options={
+        **s3.options, "config_kwargs": {"max_pool_connections": 3}})
+    assert mine.fs.config_kwargs["max_pool_connections"] == 3
+    store.set_many([(f"k{i}", bytes([i])) for i in range(24)])
+    # All 24 at once: the server answers none until all have arrived (botocore's default
+    # pool of 10 connections would never get there).
+    with s3.recorder.watch(together=24) as requests:
+        assert store.get_many([(f"k{i}", None) for i in range(24)]) == [
+            bytes([i]) for i in range(24)]
+    assert len(requests) == 24
 
 
 def test_synchronous_filesystems_are_wrapped(tmp_path: Path) -> None:

@@ -140,6 +140,18 @@ class ArrayBytesCodec(Codec):
         """
         raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
 
+    def index_range(self, spec: ChunkSpec) -> ByteRange | None:
+        """The first range :meth:`decode_partial` reads (a shard's index), when it is known
+        before any read; with :meth:`inner_ranges`, a reader of many chunks fetches the
+        ranges of all of them in two batches. ``None``: not known (no such plan)."""
+        return None
+
+    def inner_ranges(
+        self, index: bytes, selection: tuple[slice, ...], spec: ChunkSpec
+    ) -> list[ByteRange]:
+        """The ranges :meth:`decode_partial` reads after the value at :meth:`index_range`."""
+        raise TypeError(f"codec {self.name!r} has no partial read plan")
+
     @abstractmethod
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         """Serialise ``chunk`` (shape and dtype of ``spec``)."""

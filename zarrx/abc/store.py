@@ -78,6 +78,11 @@ class Store(ABC):
     #: :meth:`set_if`), or ``None``: it cannot, and concurrent updates of one key may lose
     #: each other's changes (docs/concurrency.md says what to align then).
     atomic_updates: Literal["lock", "conditional"] | None = None
+    #: Whether :meth:`set_if` can erase a key on condition (``value=None`` with a version).
+    #: A conditional store whose backend cannot (obstore has no conditional delete) sets
+    #: this to ``False``: the engine then writes a chunk left all fill value by an update,
+    #: where it would otherwise erase it.
+    conditional_erase: bool = True
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -195,7 +200,8 @@ class Store(ABC):
         """Write ``value`` (erase the key when ``None``) only if ``key`` still holds
         ``version`` — or, for ``version=None``, is still absent — as one atomic step of the
         store; ``False``, with nothing written, when it does not. For stores whose
-        :attr:`atomic_updates` is ``"conditional"``."""
+        :attr:`atomic_updates` is ``"conditional"`` (erasing a key that holds a version
+        needs :attr:`conditional_erase`)."""
         raise TypeError(
             f"{self!r} cannot write conditionally (its atomic_updates is "
             f"{self.atomic_updates!r}, not 'conditional')"

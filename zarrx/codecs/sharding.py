@@ -228,6 +228,21 @@ class ShardingCodec(ArrayBytesCodec):
         # inside a chunk task they run in turn (see engine.executor).
         run_all(place_one, zip(layout.whole_plan, index.reshape(-1, 2).tolist()))
 
+    def index_range(self, spec: ChunkSpec) -> ByteRange:
+        """Where the index of a shard of ``spec`` is: read first by a partial decode."""
+        nbytes = self.layout(spec).index_nbytes
+        return ByteRange(0, nbytes) if self.index_location == "start" else ByteRange(-nbytes)
+
+    def inner_ranges(
+        self, index: bytes, selection: tuple[slice, ...], spec: ChunkSpec
+    ) -> list[ByteRange]:
+        """The ranges :meth:`decode_partial` reads after the ``index`` it was given, so a
+        reader of many shards can fetch them all in one batch first."""
+        layout = self.layout(spec)
+        table = self._decode_index(index, layout, None)
+        entries = (_entry(table, p.coords) for p in plan_ranges(layout.grid, spec.shape, selection))
+        return [ByteRange(*entry) for entry in entries if entry is not None]
+
     def decode_partial(
         self,
         fetch: Callable[[Sequence[ByteRange]], Sequence[bytes | None]],
@@ -236,11 +251,7 @@ class ShardingCodec(ArrayBytesCodec):
         out: np.ndarray,
     ) -> bool:
         layout = self.layout(spec)
-        where = (
-            ByteRange(0, layout.index_nbytes) if self.index_location == "start"
-            else ByteRange(-layout.index_nbytes)
-        )
-        raw = fetch([where])[0]
+        raw = fetch([self.index_range(spec)])[0]
         if raw is None:
             return False
         index = self._decode_index(raw, layout, None)

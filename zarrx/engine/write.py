@@ -103,7 +103,11 @@ def _chunk_bytes(
     existing: bytes | None,
 ) -> Any:
     """The stored bytes of one chunk (built from its old value when only partly covered),
-    or ``None`` when it is all fill value (and such chunks are not written)."""
+    or ``None`` when it is all fill value (and such chunks are not written). A stored chunk
+    that an update leaves all fill value is written, not erased, where the store cannot
+    erase on condition (:attr:`~zarrx.abc.store.Store.conditional_erase`)."""
+    if existing is not None and not cs.store.conditional_erase:
+        write_empty = True
     spec = cs.spec(p.coords)
     chain = cs.meta.codecs.prepare(spec)
     if existing is None and _covers(p, spec.shape):

@@ -7,7 +7,7 @@ reading a node fetches the candidate documents of every format in one ``get_many
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, Protocol
 
@@ -316,7 +316,8 @@ def _child_paths(store: Store, path: str) -> list[str]:
 
 
 def list_members(
-    store: Store, path: str, meta: Any, max_depth: int | None = 0
+    store: Store, path: str, meta: Any, max_depth: int | None = 0,
+    map_listings: Callable[..., Iterable[Any]] = map,
 ) -> list[tuple[str, Any]]:
     """``(path relative to the group, metadata)`` of the members of the group at ``path``
     down to ``max_depth`` (0: its children; ``None``: all), parents before children and
@@ -326,14 +327,17 @@ def list_members(
 
     Store calls: the draft lists its whole metadata tree with one ``list_prefix`` and
     reads every document in one ``get_many``; v2 and v3 list each group with one
-    ``list_dir`` and read each level's documents in one ``get_many``."""
+    ``list_dir`` and read each level's documents in one ``get_many``; ``map_listings``
+    runs the ``list_dir`` calls of a level (a thread pool's ``map`` runs them at once: a
+    round trip per level on a high-latency store, however many groups it has)."""
     if meta.zarr_format == v3_draft.FORMAT:
         return v3_draft.DraftLayout(meta.entry_point).members(store, path, max_depth)
     out: list[tuple[str, Any]] = []
     level, depth = [(path, "")], 0
     while level:
+        listings = map_listings(partial(_child_paths, store), [p for p, _ in level])
         candidates = [(child, rel + child.rsplit("/", 1)[-1])
-                      for group_path, rel in level for child in _child_paths(store, group_path)]
+                      for (_, rel), children in zip(level, listings) for child in children]
         found = read_nodes(store, [c for c, _ in candidates], zarr_format=meta.zarr_format,
                            tolerant=True)
         level = []

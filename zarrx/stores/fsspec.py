@@ -4,12 +4,16 @@ A high-latency store, so it sets ``batched_reads``: the engine hands it whole ba
 chunk reads, and :meth:`FsspecStore.get_many` issues them at once on fsspec's event loop
 (``asyncio.gather`` over the filesystem's async ``_cat_file``, at most ``max_concurrency``
 in flight). A byte range is one ranged GET (``Range: bytes=a-b``), a suffix (a shard's
-index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first.
+index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first. Ranges
+of one value that lie close together in a batch are one GET (:mod:`zarrx.stores.ranges`).
 
 - Options reach the filesystem through ``storage_options`` as in zarr-python:
   ``FsspecStore.from_url("s3://bucket/x.zarr", storage_options={"endpoint_url": ...,
   "key": ..., "secret": ...})``. Synchronous filesystems are wrapped with fsspec's
   ``AsyncFileSystemWrapper``, so every backend runs through the same code.
+- On ``s3``, botocore's connection pool is sized to ``max_concurrency`` (it keeps 10
+  connections otherwise, which would bound the requests in flight) unless
+  ``config_kwargs={"max_pool_connections": ...}`` says otherwise.
 - ``list_dir`` is one delimiter listing (``fs._ls`` of the prefix); ``list`` and
   ``list_prefix`` are one recursive listing (``fs._find``). Listings are not cached on
   ``s3``/``gs`` (``use_listings_cache=False`` unless given), so writers in other
@@ -41,8 +45,15 @@ from typing import Any
 
 from zarrx import imports
 from zarrx.abc.store import ByteRange, Snapshot, Store
-from zarrx.errors import InvalidKeyError, MissingDependencyError, StoreError
-from zarrx.stores.keys import is_valid_key, resolve_byte_range, validate_key, validate_prefix
+from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.stores.keys import (
+    is_valid_key,
+    resolve_byte_range,
+    validate_byte_range,
+    validate_key,
+    validate_prefix,
+)
+from zarrx.stores.ranges import COALESCE_GAP, coalesced
 
 #: Protocols whose data cannot be written or listed.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
@@ -68,6 +79,9 @@ def _filesystem_class(url: str, scheme: str) -> None:
             f"opening {url!r} needs {missing}, which is not installed: "
             f"pip install 'zarrx[{extra}]' ({error})"
         ) from None
+
+
+_BOTOCORE = frozenset({"s3", "s3a"})  # s3fs: botocore's client underneath
 #: Protocols whose conditional writes (If-Match / If-None-Match) this store uses.
 CONDITIONAL_PROTOCOLS = frozenset({"s3", "s3a"})
 _S3_MAX_PUT = 5 * 2**30  # the largest object one PUT (hence one conditional write) may hold
@@ -85,12 +99,6 @@ def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
         return value
     return memoryview(value).tobytes()  # TypeError for str, int ... before any request
 
-
-def _check_range(byte_range: ByteRange | None, key: str) -> None:
-    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
-        raise InvalidKeyError(
-            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
-        )
 
 
 def _conflict(error: BaseException | None) -> bool:
@@ -176,6 +184,10 @@ class FsspecStore(Store):
             raise TypeError("storage_options: asynchronous=True is not supported")
         if scheme in _NO_LISTINGS_CACHE:
             options.setdefault("use_listings_cache", False)
+        if scheme in _BOTOCORE:
+            # botocore keeps 10 connections unless told: as many as requests in flight
+            config = options["config_kwargs"] = dict(options.get("config_kwargs") or {})
+            config.setdefault("max_pool_connections", max_concurrency)
         fs, path = url_to_fs(url, **options)
         return cls(fs, path, read_only=read_only, max_concurrency=max_concurrency,
                    conditional_writes=conditional_writes)
@@ -290,18 +302,20 @@ class FsspecStore(Store):
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         path = self._full(key)
-        _check_range(byte_range, key)
+        validate_byte_range(byte_range, key)
         return self._run(self._read, path, byte_range, key)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
-        """All requests at once, concurrently (one event-loop round trip)."""
-        jobs = []
+        """All requests at once, concurrently (one event-loop round trip); close ranges of
+        one value are one request."""
         for key, byte_range in requests:  # refuse a bad batch before any request
-            jobs.append((self._full(key), byte_range, key))
-            _check_range(byte_range, key)
-        if not jobs:
+            self._full(key)
+            validate_byte_range(byte_range, key)
+        if not requests:
             return []
-        return self._run(self._read_all, jobs)
+        fetches, answer = coalesced(requests, COALESCE_GAP)
+        jobs = [(self._full(key), byte_range, key) for key, byte_range in fetches]
+        return answer(self._run(self._read_all, jobs))
 
     async def _read_all(self, jobs: list[tuple[str, ByteRange | None, str]]) -> list[Any]:
         return await self._gather([self._read(*job) for job in jobs])

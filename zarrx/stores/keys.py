@@ -108,6 +108,14 @@ def is_valid_key(key: str) -> bool:
     return type(key) is str and (_PLAIN(key) is not None or (key != "" and not _BAD.search(key)))
 
 
+def validate_byte_range(byte_range: ByteRange | None, key: str) -> None:
+    """Refuse a byte range with a negative length (before any I/O)."""
+    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
+        raise InvalidKeyError(
+            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
+        )
+
+
 def resolve_byte_range(byte_range: ByteRange, size: int, key: str) -> tuple[int, int]:
     """``(start, stop)`` offsets of ``byte_range`` in a value of ``size`` bytes.
 

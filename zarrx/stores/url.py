@@ -1,4 +1,5 @@
-"""From what a user passes as ``store`` (a Store, a path or a URL) to a Store.
+"""From what a user passes as ``store`` (a Store, a zarr-python store, a path or a URL)
+to a Store.
 
 URL schemes resolve through the ``zarrx.stores`` registry, so a plugin adds a scheme by
 declaring an entry point; the backend is a class with a ``from_url`` classmethod.
@@ -39,12 +40,19 @@ def make_store(
     mode: str,
     storage_options: dict[str, Any] | None = None,
 ) -> Store:
-    """A Store for ``store_like``: a Store as is, a URL by scheme, a path as a LocalStore.
+    """A Store for ``store_like``: a Store as is, a zarr-python store wrapped in a
+    :class:`~zarrx.stores.zarr_python.ZarrPythonStore`, a URL by scheme, a path as a
+    LocalStore.
 
     ``mode="r"`` opens paths and URLs read-only; the other modes follow zarr-python.
     """
     if mode not in MODES:
         raise ValueError(f"invalid mode {mode!r}; expected one of {', '.join(MODES)}")
+    if not isinstance(store_like, Store):
+        from zarrx.stores.zarr_python import ZarrPythonStore, is_zarr_python_store
+
+        if is_zarr_python_store(store_like):  # an Icechunk session's store, ...
+            store_like = ZarrPythonStore(store_like)
     if isinstance(store_like, Store):
         if storage_options:
             raise TypeError("storage_options are only used when the store is given as a URL")
@@ -52,7 +60,7 @@ def make_store(
     if not isinstance(store_like, str | os.PathLike):
         raise TypeError(
             f"cannot make a store from a {type(store_like).__name__}: "
-            "expected a Store, a path or a URL"
+            "expected a Store, a zarr-python store, a path or a URL"
         )
     location = os.fspath(store_like)
     if not isinstance(location, str):

@@ -578,7 +578,13 @@ class StoreTests:
         assert store.atomic_update("a/k", lambda old: old) == b"12"  # unchanged
         assert store.get("a/k") == b"12"
         assert store.atomic_update("a/absent", lambda old: old) is None  # stays absent
-        assert store.atomic_update("a/k", lambda old: None) is None  # erased
+        if store.conditional_erase:
+            assert store.atomic_update("a/k", lambda old: None) is None  # erased
+        else:  # refused, before anything is written
+            with pytest.raises(TypeError, match="conditional"):
+                store.atomic_update("a/k", lambda old: None)
+            assert store.get("a/k") == b"12"
+            store.erase("a/k")
         assert store.list() == []
         with pytest.raises(ValueError, match="refused"):
             store.atomic_update("a/k", self._refuse)
@@ -646,6 +652,11 @@ class StoreTests:
         assert store.atomic_update("k", update) == b"other+mine"
         assert calls == [b"first", b"other"]
         assert store.get("k") == b"other+mine"
+        if not store.conditional_erase:
+            with pytest.raises(TypeError, match="conditional"):
+                store.set_if("k", None, store.get_with_version("k").version)
+            assert store.get("k") == b"other+mine"
+            return
         assert not store.set_if("k", None, snapshot.version)  # stale version: kept
         assert store.set_if("k", None, store.get_with_version("k").version)  # erased
         assert store.get("k") is None

@@ -1,0 +1,92 @@
+"""On a high-latency store, a read of parts of many shards fetches the shard indexes in one
+batch and the inner chunks they need in another; it equals NumPy's answer."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zarrx
+from zarrx.abc.store import ByteRange
+from zarrx.errors import CodecError
+from zarrx.stores.memory import MemoryStore
+
+
+class Batched(MemoryStore):
+    """A memory store that says it is high-latency, and records each batch it is asked."""
+
+    batched_reads = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[tuple[str, ByteRange | None]]] = []
+        self.lock_ = threading.Lock()
+
+    def get_many(self, requests: Any) -> list[bytes | None]:
+        with self.lock_:
+            self.batches.append(list(requests))
+        return super().get_many(requests)
+
+
+DATA = np.arange(48 * 40, dtype="<i4").reshape(48, 40)
+
+
+@pytest.fixture(scope="module")
+def sharded() -> tuple[Batched, Any]:
+    store = Batched()
+    a = zarrx.create_array(store, shape=DATA.shape, dtype="i4", chunks=(4, 5), shards=(16, 20),
+                           fill_value=-1)
+    a[...] = DATA
+    a[16:32, 20:40] = -1  # one shard all fill value: not stored
+    return store, a
+
+
+def test_parts_of_many_shards_are_two_batches(sharded: tuple[Batched, Any]) -> None:
+    store, _ = sharded
+    a = zarrx.open_array(store, mode="r")
+    store.batches.clear()
+    got = a[6:42, 3:37]  # parts of all 6 shards (one absent)
+    expected = DATA.copy()
+    expected[16:32, 20:40] = -1
+    np.testing.assert_array_equal(got, expected[6:42, 3:37])
+    indexes, inner = store.batches
+    assert sorted(k for k, _ in indexes) == [f"c/{i}/{j}" for i in range(3) for j in range(2)]
+    assert all(r is not None and r.start < 0 for _, r in indexes)  # suffixes: the indexes
+    assert {k for k, _ in inner} == {f"c/{i}/{j}" for i in range(3) for j in range(2)} - {
+        "c/1/1"}
+    assert all(r is not None and r.start >= 0 for _, r in inner)
+
+
+@given(
+    rows=st.tuples(st.integers(0, 47), st.integers(0, 47), st.integers(1, 5)),
+    cols=st.tuples(st.integers(0, 39), st.integers(0, 39), st.integers(1, 5)),
+    fancy=st.booleans(),
+)
+@settings(max_examples=60, deadline=None)
+def test_batched_partial_reads_equal_numpy(sharded: tuple[Batched, Any], rows: Any, cols: Any,
+                                          fancy: bool) -> None:
+    _, a = sharded
+    expected = DATA.copy()
+    expected[16:32, 20:40] = -1
+    r = slice(min(rows[:2]), max(rows[:2]) + 1, rows[2])
+    c = slice(min(cols[:2]), max(cols[:2]) + 1, cols[2])
+    if fancy:
+        index = np.arange(48)[r][::-1]
+        np.testing.assert_array_equal(a.oindex[index, c], expected[index][:, c])
+    else:
+        np.testing.assert_array_equal(a[r, c], expected[r, c])
+
+
+def test_a_corrupt_index_names_the_shard() -> None:
+    store = Batched()
+    a = zarrx.create_array(store, shape=(8, 8), dtype="u1", chunks=(2, 2), shards=(4, 4))
+    a[...] = 1
+    index = store.get("c/0/1", ByteRange(-(4 * 16 + 4)))
+    store.set("c/0/1", store.get("c/0/1")[: -len(index)] + b"\x00" * len(index))
+    with pytest.raises(CodecError, match="c/0/1"):
+        a[1:3, 1:7]

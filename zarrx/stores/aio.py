@@ -1,0 +1,84 @@
+"""One event loop, on a thread of its own, for stores whose clients are asynchronous
+(obstore, zarr-python stores).
+
+zarrx's threads are synchronous: a store method submits its coroutine to this loop with
+:func:`run` and waits for the result. The loop is never blocked by a caller, so the
+requests of many callers (the engine's chunk and I/O threads) and the requests of one
+batch (:func:`gather`) are in flight together, however few threads zarrx has.
+
+The loop starts on first use, runs until the interpreter exits (a daemon thread), and a
+forked child starts its own (it has none of its parent's threads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Awaitable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+
+
+def loop() -> asyncio.AbstractEventLoop:
+    """The running loop of the store thread (started on first use)."""
+    global _loop, _thread
+    with _lock:
+        if _loop is None:
+            ready = threading.Event()
+            new = asyncio.new_event_loop()
+
+            def serve() -> None:
+                asyncio.set_event_loop(new)
+                new.call_soon(ready.set)
+                new.run_forever()
+
+            _thread = threading.Thread(target=serve, name="zarrx-aio", daemon=True)
+            _thread.start()
+            ready.wait()
+            _loop = new
+        return _loop
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on the store loop and wait for its result (or its error)."""
+    if threading.current_thread() is _thread:
+        coroutine.close()
+        raise RuntimeError(
+            "a synchronous zarrx store method was called from a coroutine on zarrx's store "
+            "event loop: it would wait for itself"
+        )
+    return asyncio.run_coroutine_threadsafe(coroutine, loop()).result()
+
+
+async def gather(awaitables: Sequence[Awaitable[T]], limit: int) -> list[T]:
+    """Await all, at most ``limit`` at once, in order. The first error is raised once every
+    one has finished, so nothing is left running behind the caller."""
+    if not awaitables:
+        return []
+    semaphore = asyncio.Semaphore(limit)
+
+    async def bounded(awaitable: Awaitable[T]) -> T:
+        async with semaphore:
+            return await awaitable
+
+    results = await asyncio.gather(*map(bounded, awaitables), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results  # type: ignore[return-value]
+
+
+def _forget_loop() -> None:
+    """A forked child has no loop thread: it starts its own on first use."""
+    global _loop, _thread, _lock
+    _loop, _thread, _lock = None, None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_loop)
