@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import zarrx
-from zarrx.engine.executor import BackgroundWrites
+from zarrx.runtime.executor import BackgroundWrites
 from zarrx.storage import MemoryStore
 from zarrx.testing.selections import numpy_indices
 

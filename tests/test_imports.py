@@ -3,8 +3,9 @@
 import subprocess
 import sys
 
-#: The codec chain's machinery (not a codec): the pipeline and its scratch buffers.
-MACHINERY = {"zarrx.codecs", "zarrx.codecs.pipeline", "zarrx.codecs.scratch"}
+#: The codec chain's machinery (not a codec): the pipeline (its scratch buffers are in
+#: zarrx.runtime, below the codecs).
+MACHINERY = {"zarrx.codecs", "zarrx.codecs.pipeline"}
 
 
 def _codec_modules_after(code: str) -> set[str]:

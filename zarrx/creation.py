@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -84,63 +85,94 @@ def _codec_list(value: Any, *, where: str) -> list[Codec]:
     return [coerce_codec(v, where=where) for v in value]
 
 
-def array_metadata(*, zarr_format: Any = 3, **kwargs: Any) -> Any:
-    """Metadata for a new array in ``zarr_format`` (3 or 2)."""
+@dataclass(frozen=True, kw_only=True)
+class ArrayRequest:
+    """What is asked of a new array: the keywords of :func:`zarrx.create_array` that
+    describe it, listed once for every format. Made once per array, with its memory order
+    and shape checked (an int ``shape`` is one axis); each format's builder
+    (:func:`array_metadata_v3`, :func:`array_metadata_v2`, :func:`array_metadata_draft`)
+    turns it into that format's metadata and rejects what the format cannot store."""
+
+    shape: tuple[int, ...]  # given as an int or a sequence of ints
+    dtype: Any
+    chunks: Any = None
+    shards: Any = None
+    compressors: Any = "auto"
+    filters: Any = None
+    serializer: Any = "auto"
+    fill_value: Any = None
+    order: str = "C"
+    attributes: Mapping[str, Any] | None = None
+    dimension_names: Any = None
+    chunk_key_encoding: Any = None
+    extensions: Any = None
+    where: str = "array"
+
+    def __post_init__(self) -> None:
+        if self.order not in ("C", "F"):
+            raise MetadataError(f"{self.where}: order must be 'C' or 'F', got {self.order!r}")
+        shape: Any = self.shape
+        if isinstance(shape, int):
+            shape = (shape,)
+        object.__setattr__(self, "shape", parse_shape(list(shape), where=self.where))
+
+    def compressor_codecs(self) -> list[Codec]:
+        """The bytes→bytes codecs asked for (``"auto"``: zstd, level 0)."""
+        compressors = DEFAULT_COMPRESSORS if self.compressors == "auto" else self.compressors
+        return _codec_list(compressors, where=self.where)
+
+    def separator(self, default: str) -> str:
+        """The chunk key separator asked for (v2 and the draft keep only the separator)."""
+        if self.chunk_key_encoding is None:
+            return default
+        configuration = dict(self.chunk_key_encoding).get("configuration", {})
+        return configuration.get("separator", default)
+
+    def user_attributes(self) -> dict[str, Any]:
+        return dict(self.attributes or {})
+
+
+def _explicit_byte_order(dtype: np.dtype) -> np.dtype:
+    """``dtype`` with ``=`` (native) spelled as the machine's ``<`` or ``>``."""
+    if dtype.byteorder == "=":
+        return dtype.newbyteorder("<" if np.little_endian else ">")
+    return dtype
+
+
+def array_metadata(*, zarr_format: Any = 3, **keywords: Any) -> Any:
+    """Metadata for a new array in ``zarr_format`` (3, 2 or ``"3-draft"``) from the
+    keywords of :class:`ArrayRequest`."""
+    request = ArrayRequest(**keywords)
     if zarr_format == 2:
-        return array_metadata_v2(**kwargs)
+        return array_metadata_v2(request)
     if zarr_format == "3-draft":
-        return array_metadata_draft(**kwargs)
-    return array_metadata_v3(**kwargs)
+        return array_metadata_draft(request)
+    return array_metadata_v3(request)
 
 
-def array_metadata_v2(
-    *,
-    shape: Any,
-    dtype: Any,
-    chunks: Any = None,
-    shards: Any = None,
-    compressors: Any = "auto",
-    filters: Any = None,
-    serializer: Any = "auto",
-    fill_value: Any = None,
-    order: str = "C",
-    attributes: Mapping[str, Any] | None = None,
-    dimension_names: Any = None,
-    chunk_key_encoding: Any = None,
-    extensions: Any = None,
-    where: str = "array",
-) -> ArrayMetadataV2:
+def array_metadata_v2(request: ArrayRequest) -> ArrayMetadataV2:
     """Validated v2 metadata for a new array (zarr-python 3 defaults: Zstd level 0)."""
-    if shards is not None:
+    r, where = request, request.where
+    if r.shards is not None:
         raise MetadataError(f"{where}: Zarr v2 has no sharding; use zarr_format=3")
-    if extensions:
+    if r.extensions:
         raise MetadataError(f"{where}: Zarr v2 has no extensions; use zarr_format=3")
-    if serializer != "auto":
+    if r.serializer != "auto":
         raise MetadataError(f"{where}: Zarr v2 has no serializer; leave serializer='auto'")
-    if dimension_names is not None:
+    if r.dimension_names is not None:
         raise MetadataError(f"{where}: Zarr v2 has no dimension_names (use attributes)")
-    if order not in ("C", "F"):
-        raise MetadataError(f"{where}: order must be 'C' or 'F', got {order!r}")
-    if isinstance(shape, int):
-        shape = (shape,)
-    shape = parse_shape(list(shape), where=where)
+    shape, dtype, filters, fill_value = r.shape, r.dtype, r.filters, r.fill_value
     kind = variable_kind(dtype)
     if kind:
         filters = [{"id": "vlen-utf8" if kind == "text" else "vlen-bytes"}]
         if fill_value is None:
             fill_value = "" if kind == "text" else b""
     ml = MLDataType.from_numpy(dtype) if ml_name(dtype) else None
-    stored = OBJECT if kind else ml.dtype if ml else np.dtype(dtype)
-    if stored.byteorder == "=":
-        stored = stored.newbyteorder("<" if np.little_endian else ">")
-    chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
+    stored = _explicit_byte_order(OBJECT if kind else ml.dtype if ml else np.dtype(dtype))
+    chunk_shape = normalize_chunks(r.chunks, shape, stored.itemsize)
     check_product(chunk_shape, where=where, field="chunks", itemsize=stored.itemsize)
-    separator = "."
-    if chunk_key_encoding is not None:
-        separator = dict(chunk_key_encoding).get("configuration", {}).get("separator", ".")
-    compressor_list = _codec_list(
-        DEFAULT_COMPRESSORS if compressors == "auto" else compressors, where=where
-    )
+    separator = r.separator(".")
+    compressor_list = r.compressor_codecs()
     if len(compressor_list) > 1:
         raise MetadataError(f"{where}: Zarr v2 takes one compressor, got {len(compressor_list)}")
     nat = native_dtype(stored)
@@ -159,35 +191,18 @@ def array_metadata_v2(
         compressor=compressor_list[0] if compressor_list else None,
         filters=tuple(_codec_list(filters, where=where)),
         fill_value=fill,
-        order=order,
+        order=r.order,
         dimension_separator=separator,
-        attributes=dict(attributes or {}),
+        attributes=r.user_attributes(),
     )
     meta.codecs  # noqa: B018 - validates the chain now rather than at first write
     return meta
 
 
-def array_metadata_v3(
-    *,
-    shape: Any,
-    dtype: Any,
-    chunks: Any = None,
-    shards: Any = None,
-    compressors: Any = "auto",
-    filters: Any = None,
-    serializer: Any = "auto",
-    fill_value: Any = None,
-    order: str = "C",
-    attributes: Mapping[str, Any] | None = None,
-    dimension_names: Any = None,
-    chunk_key_encoding: Any = None,
-    extensions: Any = None,
-    where: str = "array",
-) -> ArrayMetadataV3:
+def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
     """Validated v3 metadata for a new array, codecs evolved for its data type."""
-    if isinstance(shape, int):
-        shape = (shape,)
-    shape = parse_shape(list(shape), where=where)
+    r, where = request, request.where
+    shape, dtype, chunks, shards, serializer = r.shape, r.dtype, r.chunks, r.shards, r.serializer
     kind = variable_kind(dtype)
     if kind:
         data_type: Any = StringDataType() if kind == "text" else BytesDataType()
@@ -219,10 +234,8 @@ def array_metadata_v3(
     check_product(chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
     grid.validate(shape, where)
 
-    if order not in ("C", "F"):
-        raise MetadataError(f"{where}: order must be 'C' or 'F', got {order!r}")
-    array_array = _codec_list(filters, where=where)
-    if order == "F" and len(shape) > 1:
+    array_array = _codec_list(r.filters, where=where)
+    if r.order == "F" and len(shape) > 1:
         transpose = registry.codecs.get("transpose")
         array_array.append(transpose.from_config({"order": list(range(len(shape)))[::-1]}))
     for codec in array_array:
@@ -233,11 +246,9 @@ def array_metadata_v3(
     )
     if len(serializer_codecs) != 1:
         raise MetadataError(f"{where}: serializer must be exactly one array→bytes codec")
-    bytes_bytes = _codec_list(
-        DEFAULT_COMPRESSORS if compressors == "auto" else compressors, where=where
-    )
+    bytes_bytes = r.compressor_codecs()
 
-    fill = data_type.coerce_fill(fill_value)
+    fill = data_type.coerce_fill(r.fill_value)
     codecs: list[Any] = [*array_array, *serializer_codecs, *bytes_bytes]
     if shards is not None:
         index_location = "end"
@@ -264,6 +275,7 @@ def array_metadata_v3(
         ChunkSpec(grid.chunk_shape_at((0,) * len(shape)), data_type.dtype, fill)
     )
 
+    chunk_key_encoding = r.chunk_key_encoding
     if chunk_key_encoding is None:
         chunk_key_encoding = {"name": "default", "configuration": {"separator": "/"}}
     if isinstance(chunk_key_encoding, Mapping):
@@ -281,15 +293,15 @@ def array_metadata_v3(
         chunk_key_encoding=encoding,
         fill_value=fill,
         codecs=pipeline,
-        attributes=dict(attributes or {}),
+        attributes=r.user_attributes(),
         dimension_names=parse_dimension_names(
-            list(dimension_names) if dimension_names is not None else None,
+            list(r.dimension_names) if r.dimension_names is not None else None,
             len(shape),
             where=where,
         ),
         extensions=parse_extensions(
-            [e.to_dict() if hasattr(e, "to_dict") else e for e in extensions]
-            if extensions
+            [e.to_dict() if hasattr(e, "to_dict") else e for e in r.extensions]
+            if r.extensions
             else None,
             where=where,
             node_type="array",
@@ -298,52 +310,28 @@ def array_metadata_v3(
     )
 
 
-def array_metadata_draft(
-    *,
-    shape: Any,
-    dtype: Any,
-    chunks: Any = None,
-    shards: Any = None,
-    compressors: Any = "auto",
-    filters: Any = None,
-    serializer: Any = "auto",
-    fill_value: Any = None,
-    order: str = "C",
-    attributes: Mapping[str, Any] | None = None,
-    dimension_names: Any = None,
-    chunk_key_encoding: Any = None,
-    extensions: Any = None,
-    where: str = "array",
-) -> ArrayMetadataDraft:
+def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
     """Validated draft metadata for a new array: the document is built, then parsed like
     any other, so what zarrx writes is what it reads."""
-    if serializer != "auto":
+    r, where = request, request.where
+    if r.serializer != "auto":
         raise MetadataError(f"{where}: the Zarr v3.0 draft has no serializer; leave 'auto'")
-    if dimension_names is not None:
+    if r.dimension_names is not None:
         raise MetadataError(f"{where}: the Zarr v3.0 draft has no dimension_names")
-    if order not in ("C", "F"):
-        raise MetadataError(f"{where}: order must be 'C' or 'F', got {order!r}")
-    if isinstance(shape, int):
-        shape = (shape,)
-    shape = parse_shape(list(shape), where=where)
+    shape, dtype, fill_value = r.shape, r.dtype, r.fill_value
     if ml_name(dtype):  # else NumPy (with ml_dtypes) would make it raw bits, losing the type
         raise UnknownDataTypeError(
             f"{where}: the Zarr v3.0 draft has no data type {ml_name(dtype)!r}; use "
             "zarr_format=3 or 2"
         )
-    stored = np.dtype(dtype)
-    if stored.byteorder == "=":
-        stored = stored.newbyteorder("<" if np.little_endian else ">")
+    stored = _explicit_byte_order(np.dtype(dtype))
     data_type = data_type_to_json(stored)
-    chunk_shape = normalize_chunks(chunks, shape, stored.itemsize)
-    separator = "/"
-    if chunk_key_encoding is not None:
-        separator = dict(chunk_key_encoding).get("configuration", {}).get("separator", "/")
-    codecs = _codec_list(DEFAULT_COMPRESSORS if compressors == "auto" else compressors,
-                         where=where)
+    chunk_shape = normalize_chunks(r.chunks, shape, stored.itemsize)
+    separator = r.separator("/")
+    codecs = r.compressor_codecs()
     if len(codecs) > 1:
         raise MetadataError(f"{where}: the Zarr v3.0 draft takes one compressor, got {len(codecs)}")
-    filter_codecs = _codec_list(filters, where=where)
+    filter_codecs = _codec_list(r.filters, where=where)
     nat = draft_native(stored)
     if fill_value is None:
         fill = np.zeros((), dtype=nat)[()]
@@ -358,13 +346,13 @@ def array_metadata_draft(
         "data_type": data_type,
         "chunk_grid": {"type": "regular", "chunk_shape": list(chunk_shape),
                        "separator": separator},
-        "chunk_memory_layout": order,
+        "chunk_memory_layout": r.order,
     }
     if codecs:
         doc["compressor"] = compressor_to_json(codecs[0], stored.itemsize)
     doc["fill_value"] = fill_to_json(stored, fill)
-    doc["extensions"] = [extension_to_json(e) for e in extensions or ()]
-    user_attributes = dict(attributes or {})
+    doc["extensions"] = [extension_to_json(e) for e in r.extensions or ()]
+    user_attributes = r.user_attributes()
     if filter_codecs:
         from zarrx.codecs.numcodecs_compat import to_numcodecs_config
 
@@ -379,8 +367,8 @@ def array_metadata_draft(
             raise MetadataError(f"{where}: filters must be numcodecs codecs: {e}") from None
         user_attributes["filters"] = configs
     doc["attributes"] = user_attributes
-    if shards is not None:
-        shard_shape = normalize_chunks(shards, shape, stored.itemsize)
+    if r.shards is not None:
+        shard_shape = normalize_chunks(r.shards, shape, stored.itemsize)
         if not shape or any(s % c for s, c in zip(shard_shape, chunk_shape)):
             raise MetadataError(
                 f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zarrx.chunk_grids.regular import RegularChunkGrid
-from zarrx.engine.plan import plan
 from zarrx.errors import BoundsCheckError, SelectionError
+from zarrx.runtime.plan import plan
 from zarrx.selection.layout import Layout, Run
 from zarrx.selection.modes import coordinate_transform, orthogonal_transform
 from zarrx.selection.numpy_index import ParsedIndex, Selected, parse_index

@@ -14,8 +14,8 @@ from zarrx.abc.codec import ChunkSpec
 from zarrx.codecs.blosc import BloscCodec
 from zarrx.codecs.gzip import GzipCodec
 from zarrx.codecs.pipeline import CodecPipeline
-from zarrx.codecs.scratch import KEEP_AT_MOST, scratch
 from zarrx.errors import CodecError
+from zarrx.runtime.scratch import KEEP_AT_MOST, scratch
 
 SPEC = ChunkSpec((8, 16), np.dtype("float32"), np.float32(0))
 DATA = np.arange(128, dtype="float32").reshape(8, 16)

@@ -317,7 +317,7 @@ def test_missing_dependency_is_an_unknown_data_type_error() -> None:
 def test_element_kernels_take_ml_types(name: str) -> None:
     """The Cython kernels (copy with byte swapping, fill, compare) serve these types by item
     size, like any fixed-size type: bfloat16 big endian swaps 2 bytes, one-byte types none."""
-    from zarrx.engine.elements import Elements, swap_unit
+    from zarrx.runtime.elements import Elements, swap_unit
 
     dtype = np.dtype(getattr(ml_dtypes, name))
     fill = MLDataType.from_json(name).fill_from_json(-1 if name.startswith("int") else 1)

@@ -152,7 +152,7 @@ def test_a_pool_taken_before_the_thread_count_changes_still_runs_its_work() -> N
     """One thread takes the chunk pool; another changes zarrx.config 'threads' and takes
     the new one: the first thread's submissions still run (the old pool is not shut down
     under it)."""
-    from zarrx.engine.executor import _get_pool
+    from zarrx.runtime.executor import _get_pool
 
     taken = _get_pool(2)
     assert _get_pool(3) is not taken

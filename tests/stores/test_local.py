@@ -11,8 +11,8 @@ import pytest
 
 import zarrx.stores.local as local_module
 from zarrx.abc.store import ByteRange
-from zarrx.engine import executor
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
+from zarrx.runtime import executor
 from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX, lock_name
 from zarrx.stores.local import LocalStore
 from zarrx.testing.stores import BAD_KEYS, StoreTests

@@ -20,10 +20,10 @@ import numpy as np
 from zarrx import registry
 from zarrx._core.assemble import copy_strided
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
-from zarrx.codecs.scratch import scratch
 from zarrx.config import get as setting
-from zarrx.engine.elements import swap_unit
 from zarrx.errors import CodecError, MetadataError
+from zarrx.runtime.elements import swap_unit
+from zarrx.runtime.scratch import scratch
 
 
 def codec_from_json(value: Any, *, where: str) -> Codec:

@@ -28,11 +28,11 @@ from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.abc.store import ByteRange
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
-from zarrx.engine.elements import Elements
-from zarrx.engine.executor import run_all
-from zarrx.engine.place import place
-from zarrx.engine.plan import ChunkProjection, plan_ranges
 from zarrx.errors import CodecError, MetadataError
+from zarrx.runtime.elements import Elements
+from zarrx.runtime.executor import run_all
+from zarrx.runtime.place import place
+from zarrx.runtime.plan import ChunkProjection, plan_ranges
 
 EMPTY = np.uint64(2**64 - 1)
 EMPTY_INT = 2**64 - 1
@@ -225,7 +225,7 @@ class ShardingCodec(ArrayBytesCodec):
 
         # The plan of a whole shard is the grid's C order, as are the index entries. Inner
         # chunks decode on the pool when this shard is the only work (a single big shard);
-        # inside a chunk task they run in turn (see engine.executor).
+        # inside a chunk task they run in turn (see runtime.executor).
         run_all(place_one, zip(layout.whole_plan, index.reshape(-1, 2).tolist()))
 
     def index_range(self, spec: ChunkSpec) -> ByteRange:

@@ -7,8 +7,8 @@ from typing import Any
 
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
-from zarrx.engine.elements import Elements
 from zarrx.metadata.model import ArrayMetadata
+from zarrx.runtime.elements import Elements
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import numpy as np
 from zarrx import config
 from zarrx.abc.store import ByteRange
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.executor import run_all
-from zarrx.engine.place import place
-from zarrx.engine.plan import ChunkProjection, plan
 from zarrx.errors import CodecError
+from zarrx.runtime.executor import run_all
+from zarrx.runtime.place import place
+from zarrx.runtime.plan import ChunkProjection, plan
 from zarrx.selection.layout import Layout
 
 

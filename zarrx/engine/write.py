@@ -14,12 +14,12 @@ import numpy as np
 from zarrx import config
 from zarrx.abc.store import Snapshot
 from zarrx.codecs.pipeline import PreparedChain
-from zarrx.codecs.scratch import scratch
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.executor import BackgroundWrites, run_all
-from zarrx.engine.place import place
-from zarrx.engine.plan import ChunkProjection, plan
 from zarrx.errors import CodecError
+from zarrx.runtime.executor import BackgroundWrites, run_all
+from zarrx.runtime.place import place
+from zarrx.runtime.plan import ChunkProjection, plan
+from zarrx.runtime.scratch import scratch
 from zarrx.selection.layout import Layout
 
 #: All of a chunk, into all of a buffer of its shape.

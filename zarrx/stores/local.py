@@ -29,8 +29,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx.abc.store import ByteRange, Store
-from zarrx.engine.executor import IO_THREADS, io_pool
 from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.runtime.executor import IO_THREADS, io_pool
 from zarrx.stores import locks
 from zarrx.stores.keys import (
     LOCK_PREFIX,

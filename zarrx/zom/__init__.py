@@ -16,12 +16,26 @@ True
 ['/x: shape (4, 4) != (4, 8)']
 """
 
+from zarrx.zom import mapping, storage
 from zarrx.zom.compare import MISSING, Difference, diff
 from zarrx.zom.frozen import FrozenDict
 from zarrx.zom.mapping import DIMENSIONS_ATTRIBUTE
-from zarrx.zom.model import ArraySpec, GroupSpec, from_json
+from zarrx.zom.model import ArraySpec, GroupSpec, Operations, bind_operations, from_json
 from zarrx.zom.schema import V2_ERRATA, json_schema, validate_json
 from zarrx.zom.storage import from_zarr
+
+# The model is plain data; what its methods do with stores, metadata and other specs is
+# implemented in the modules above it, bound here (see zarrx.zom.model.Operations).
+bind_operations(Operations(
+    to_zarr=storage.to_zarr,
+    from_zarr=storage.from_zarr,
+    consolidated=storage.consolidated,
+    node_spec=mapping.node_spec,
+    array_spec=mapping.array_spec,
+    to_v3=mapping.to_v3,
+    to_v2=mapping.to_v2,
+    diff=diff,
+))
 
 __all__ = [
     "DIMENSIONS_ATTRIBUTE",

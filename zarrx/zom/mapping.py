@@ -67,6 +67,14 @@ def node_spec(meta: Any) -> ArraySpec | GroupSpec:
     return ArraySpec(properties=doc, attributes=attributes or {}, zarr_format=fmt)
 
 
+def array_spec(*, zarr_format: Any = 3, **keywords: Any) -> ArraySpec:
+    """The spec of the array :func:`zarrx.create_array` would make with these keywords."""
+    from zarrx.creation import array_metadata
+
+    meta = array_metadata(zarr_format=zarr_format, **keywords)
+    return node_spec(meta)  # type: ignore[return-value]
+
+
 def _with_configuration(value: Any) -> Any:
     if not isinstance(value, Mapping) or "name" not in value:
         return value

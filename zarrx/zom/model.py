@@ -12,6 +12,11 @@ Properties are kept as the document gives them, in order, as frozen JSON: the ZO
 hierarchy's *structure* as declared, so ``from_json(doc).to_json() == doc``.
 :meth:`ArraySpec.like` compares structure with the defaults the specs imply.
 
+The model is plain data: the modules that work on it (:mod:`~zarrx.zom.mapping`,
+:mod:`~zarrx.zom.storage`, :mod:`~zarrx.zom.compare`) depend on it, not it on them. The
+specs' methods that reach those modules (``to_zarr``, ``to_v2``, ``diff`` …) call them
+through :class:`Operations`, which :mod:`zarrx.zom` binds as it is imported.
+
 >>> spec = from_json({"zarr_format": 3, "node_type": "group", "attributes": {"a": 1},
 ...                   "members": {}})
 >>> spec.attributes["a"], spec.to_json()["members"]
@@ -23,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -85,6 +90,36 @@ def display_path(path: str) -> str:
     return "/" + path
 
 
+@dataclass(frozen=True)
+class Operations:
+    """What the specs' methods do with stores, metadata, other formats and other specs,
+    implemented by the modules above the model (:mod:`zarrx.zom` binds them with
+    :func:`bind_operations` as it is imported, before any of its modules can be used)."""
+
+    to_zarr: Callable[..., Any]  # storage.to_zarr
+    from_zarr: Callable[[Any], Any]  # storage.from_zarr
+    consolidated: Callable[[Any], dict[str, Any]]  # storage.consolidated
+    node_spec: Callable[[Any], Any]  # mapping.node_spec
+    array_spec: Callable[..., Any]  # mapping.array_spec
+    to_v3: Callable[..., Any]  # mapping.to_v3
+    to_v2: Callable[[Any], Any]  # mapping.to_v2
+    diff: Callable[..., list[Any]]  # compare.diff
+
+
+_operations: Operations | None = None
+
+
+def bind_operations(operations: Operations) -> None:
+    global _operations
+    _operations = operations
+
+
+def _ops() -> Operations:
+    if _operations is None:  # only while zarrx.zom itself is being imported
+        raise RuntimeError("the ZOM's operations are not bound yet (import zarrx.zom)")
+    return _operations
+
+
 class _Spec(ABC):
     """What arrays and groups share."""
 
@@ -117,7 +152,7 @@ class _Spec(ABC):
         """The ZOM JSON text."""
         return json.dumps(self.to_json(), indent=indent, ensure_ascii=False, allow_nan=False)
 
-    # -- operations, in modules of their own ----------------------------------------------
+    # -- operations, in the modules above (see Operations) --------------------------------
     def to_zarr(
         self, store: Any, path: str | None = None, *, overwrite: bool = False,
         zarr_format: Any = None,
@@ -125,39 +160,28 @@ class _Spec(ABC):
         """Create this node (and, for a group, every member) in ``store`` at ``path`` with
         :func:`zarrx.create_group` / :func:`zarrx.create_array`; arrays get no data.
         ``zarr_format="3-draft"`` writes a v3 spec as a 3.0 draft hierarchy."""
-        from zarrx.zom.storage import to_zarr
-
-        return to_zarr(self, store, path, overwrite=overwrite,  # type: ignore[arg-type]
-                       zarr_format=zarr_format)
+        return _ops().to_zarr(self, store, path, overwrite=overwrite, zarr_format=zarr_format)
 
     def like(
         self, other: Any, *, ignore: Any = (), attributes: bool = True,
         allow_extra: bool = False,
     ) -> bool:
         """Whether ``other`` has the same structure (see :func:`zarrx.zom.diff`)."""
-        from zarrx.zom.compare import diff
-
-        return not diff(self, other, ignore=ignore, attributes=attributes,
+        return not _ops().diff(self, other, ignore=ignore, attributes=attributes,
                         allow_extra=allow_extra)
 
     def diff(self, other: Any, **options: Any) -> list[Any]:
         """The structural differences to ``other`` (see :func:`zarrx.zom.diff`)."""
-        from zarrx.zom.compare import diff
-
-        return diff(self, other, **options)
+        return _ops().diff(self, other, **options)
 
     def to_v3(self, *, chunk_key_encoding: str = "default") -> Any:
         """This node in the v3 model (itself when it is already v3)."""
-        from zarrx.zom.mapping import to_v3
-
-        return to_v3(self, chunk_key_encoding=chunk_key_encoding)
+        return _ops().to_v3(self, chunk_key_encoding=chunk_key_encoding)
 
     def to_v2(self) -> Any:
         """This node in the v2 model; :class:`MetadataError` naming the node and property
         where v2 cannot represent it (sharding, several compressors, data types …)."""
-        from zarrx.zom.mapping import to_v2
-
-        return to_v2(self)
+        return _ops().to_v2(self)
 
     def to_format(self, zarr_format: Any) -> Any:
         """:meth:`to_v3` or :meth:`to_v2`; ``"3-draft"`` gives a draft spec as it is and
@@ -283,18 +307,14 @@ class ArraySpec(_Spec):
             **keywords: Any) -> ArraySpec:
         """The spec of the array :func:`zarrx.create_array` would make with these keywords
         (``chunks``, ``shards``, ``compressors``, ``fill_value`` …)."""
-        from zarrx.creation import array_metadata
-        from zarrx.zom.mapping import node_spec
-
-        meta = array_metadata(zarr_format=zarr_format, shape=shape, dtype=dtype, **keywords)
-        return node_spec(meta)  # type: ignore[return-value]
+        spec: ArraySpec = _ops().array_spec(
+            zarr_format=zarr_format, shape=shape, dtype=dtype, **keywords)
+        return spec
 
     @classmethod
     def from_zarr(cls, array: Any) -> ArraySpec:
         """The spec of a stored :class:`zarrx.Array` (its metadata; no data is read)."""
-        from zarrx.zom.mapping import node_spec
-
-        spec = node_spec(array.metadata)
+        spec = _ops().node_spec(array.metadata)
         if not isinstance(spec, ArraySpec):
             raise MetadataError(f"{array.name!r} is a group; use GroupSpec.from_zarr")
         return spec
@@ -497,18 +517,14 @@ class GroupSpec(_Spec):
         """The consolidated metadata of this hierarchy, by flattening its ZOM: for v3 the
         inline ``consolidated_metadata`` object zarr-python and zarrx write in the root
         ``zarr.json``, for v2 the ``.zmetadata`` document."""
-        from zarrx.zom.storage import consolidated
-
-        return consolidated(self)
+        return _ops().consolidated(self)
 
     @classmethod
     def from_zarr(cls, group: Any) -> GroupSpec:
         """The spec of a stored :class:`zarrx.Group` and everything below it, from one
         listing (``members(max_depth=None)``), or from its consolidated metadata when it
         was opened with some; no data is read."""
-        from zarrx.zom.storage import from_zarr
-
-        spec = from_zarr(group)
+        spec = _ops().from_zarr(group)
         if not isinstance(spec, GroupSpec):
             raise MetadataError(f"{group.name!r} is an array; use ArraySpec.from_zarr")
         return spec

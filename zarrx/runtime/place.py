@@ -7,17 +7,26 @@ share is decoded into a per-thread scratch buffer and copied from there (see
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 import numpy as np
 
-from zarrx.codecs.pipeline import PreparedChain
-from zarrx.engine.elements import Elements
-from zarrx.engine.plan import ChunkProjection
+from zarrx.runtime.elements import Elements
+from zarrx.runtime.plan import ChunkProjection
+
+
+class Decoder(Protocol):
+    """What :func:`place` needs of a prepared codec chain
+    (:class:`zarrx.codecs.pipeline.PreparedChain`), which lives in the layer above."""
+
+    def decoded(self, data: Any) -> AbstractContextManager[np.ndarray]: ...
+
+    def decode_into(self, data: Any, out: np.ndarray) -> bool: ...
 
 
 def place(
-    chain: PreparedChain, elements: Elements, p: ChunkProjection, data: Any, out: np.ndarray
+    chain: Decoder, elements: Elements, p: ChunkProjection, data: Any, out: np.ndarray
 ) -> None:
     """Decode ``data`` (``None``: absent) and write ``chunk[p.chunk_selection]`` into
     ``out[p.out_selection]``. Codec errors propagate for the caller to name the chunk."""
