@@ -10,7 +10,6 @@ import numpy as np
 
 from zarrx import convenience
 from zarrx.arrays import Array
-from zarrx.engine.executor import io_pool
 from zarrx.errors import InvalidKeyError, NodeNotFoundError, NodeTypeError, SkippedNodeWarning
 from zarrx.hierarchy import create_array
 from zarrx.info import Info, group_summary
@@ -19,6 +18,7 @@ from zarrx.metadata.io import join_path, list_members, read_node
 from zarrx.metadata.model import Unreadable
 from zarrx.metadata.nodes import erase_node, write_group
 from zarrx.node import Node
+from zarrx.runtime.executor import io_pool
 
 
 def node_for(
