@@ -42,6 +42,15 @@ Value = bytes | bytearray | memoryview
 Update = Callable[[bytes | None], Value | None]
 
 
+def as_bytes(value: Value) -> bytes:
+    """``value`` as immutable ``bytes`` (no copy for ``bytes``; a strided buffer in C
+    order): what a store keeps, so callers may reuse their buffers. ``TypeError`` for a
+    ``str`` or an ``int`` before any request (``bytes(3)`` would make three zeros)."""
+    if type(value) is bytes:
+        return value
+    return memoryview(value).tobytes()
+
+
 @dataclass(frozen=True)
 class ByteRange:
     """A request for part of a value.

@@ -135,7 +135,7 @@ class Layout:
         labels = self._labels()
         used = sorted(labels)
         out = out.transpose([used.index(label) for label in labels])
-        out = out.reshape(self.buffer_shape_without_fixed())
+        out = out.reshape(self._unfixed_buffer_shape())
         fixed = tuple(i for i, g in enumerate(self.groups) if isinstance(g, Run) and g.dim is None)
         if fixed:
             out = np.expand_dims(out, fixed)
@@ -144,7 +144,7 @@ class Layout:
                             else slice(None) for g in self.groups)]
         return out
 
-    def buffer_shape_without_fixed(self) -> tuple[int, ...]:
+    def _unfixed_buffer_shape(self) -> tuple[int, ...]:
         return tuple(g.count for g in self.groups if not (isinstance(g, Run) and g.dim is None))
 
     @property

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zarrx import imports
-from zarrx.abc.store import ByteRange, Snapshot, Store
+from zarrx.abc.store import ByteRange, Snapshot, Store, as_bytes
 from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.stores.keys import (
     is_valid_key,
@@ -92,12 +92,6 @@ _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict",
 def _protocols(fs: Any) -> tuple[str, ...]:
     protocol = fs.protocol
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
-
-
-def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
-    if type(value) is bytes:
-        return value
-    return memoryview(value).tobytes()  # TypeError for str, int ... before any request
 
 
 
@@ -333,14 +327,14 @@ class FsspecStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         path = self._full(key)
         self._check_writable(key)
-        self._run(self._write, path, _to_bytes(value), key)
+        self._run(self._write, path, as_bytes(value), key)
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         jobs = []
         for key, value in items:
             path = self._full(key)
             self._check_writable(key)
-            jobs.append((path, _to_bytes(value), key))
+            jobs.append((path, as_bytes(value), key))
         if jobs:
             self._run(self._write_all, jobs)
 
@@ -417,7 +411,7 @@ class FsspecStore(Store):
         self._check_writable(key)
         if not self.conditional_writes:
             return super().set_if(key, value, version)
-        data = None if value is None else _to_bytes(value)
+        data = None if value is None else as_bytes(value)
         if data is not None and len(data) > _S3_MAX_PUT:
             raise StoreError(
                 f"cannot update key {key!r} in {self!r}: {len(data)} bytes is more than one "

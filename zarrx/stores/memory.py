@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Store, as_bytes
 from zarrx.stores.keys import resolve_byte_range, validate_key, validate_prefix
 from zarrx.stores.locks import KeyLocks
 
@@ -43,12 +43,6 @@ class _Backing:
 _named: dict[str, _Backing] = {}
 _named_lock = threading.Lock()
 
-
-def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
-    """An immutable copy (no copy for ``bytes``): callers may reuse their buffers."""
-    if type(value) is bytes:
-        return value
-    return memoryview(value).tobytes()  # TypeError for str, int ... (bytes(3) would not)
 
 
 class MemoryStore(Store):
@@ -111,7 +105,7 @@ class MemoryStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         validate_key(key)
         self._check_writable(key)
-        data = _to_bytes(value)
+        data = as_bytes(value)
         with self._backing.lock:
             self._backing.data[key] = data
 

@@ -39,7 +39,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Snapshot, Store
+from zarrx.abc.store import ByteRange, Snapshot, Store, as_bytes
 from zarrx.errors import StoreError
 from zarrx.stores import aio
 from zarrx.stores.directories import prune_empty_directories
@@ -76,12 +76,6 @@ def _absent(error: BaseException) -> bool:
         return True
     message = str(error)
     return any(code in message for code in _NOT_A_FILE)
-
-
-def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
-    if type(value) is bytes:
-        return value
-    return memoryview(value).tobytes()  # TypeError for str, int ... before any request
 
 
 
@@ -228,14 +222,14 @@ class ObstoreStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         validate_key(key)
         self._check_writable(key)
-        aio.run(self._write(key, _to_bytes(value)))
+        aio.run(self._write(key, as_bytes(value)))
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         jobs = []
         for key, value in items:
             validate_key(key)
             self._check_writable(key)
-            jobs.append((key, _to_bytes(value)))
+            jobs.append((key, as_bytes(value)))
         if jobs:
             aio.run(self._write_all(jobs))
 
@@ -312,7 +306,7 @@ class ObstoreStore(Store):
                     "conditional delete (this store's conditional_erase is False)"
                 )
             return not self.exists(key)  # erase what must be absent: done if it is
-        data = _to_bytes(value)
+        data = as_bytes(value)
         if version is None:
             mode: Any = "create"
         else:

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Store, as_bytes
 from zarrx.errors import StoreError
 from zarrx.stores import aio
 from zarrx.stores.directories import prune_empty_directories
@@ -87,11 +87,6 @@ def _zarr() -> Any:
         raise ImportError("ZarrPythonStore wraps zarr-python 3 stores: pip install zarr") from error
     return zarr
 
-
-def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
-    if type(value) is bytes:
-        return value
-    return memoryview(value).tobytes()  # TypeError for str, int ... before any request
 
 
 class ZarrPythonStore(Store):
@@ -205,14 +200,14 @@ class ZarrPythonStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         validate_key(key)
         self._check_writable(key)
-        aio.run(self._write(key, _to_bytes(value)))
+        aio.run(self._write(key, as_bytes(value)))
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         jobs = []
         for key, value in items:
             validate_key(key)
             self._check_writable(key)
-            jobs.append((key, _to_bytes(value)))
+            jobs.append((key, as_bytes(value)))
         if jobs:
             aio.run(self._write_all(jobs))
 

@@ -41,7 +41,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Store, as_bytes
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError, StoreNotFoundError
 from zarrx.stores.keys import (
     TEMP_PREFIX,
@@ -57,11 +57,6 @@ _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... file name length, ext
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _PREAD = hasattr(os, "pread")
 
-
-def _to_bytes(value: bytes | bytearray | memoryview) -> bytes:
-    if type(value) is bytes:
-        return value
-    return memoryview(value).tobytes()  # TypeError for str, int ... (C order for strided)
 
 
 class _Source:
@@ -407,7 +402,7 @@ class ZipStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         validate_key(key)
         self._check_writable(key)
-        self._archive.write(key, _to_bytes(value))
+        self._archive.write(key, as_bytes(value))
 
     def erase(self, key: str) -> None:
         validate_key(key)
