@@ -12,11 +12,12 @@ from zarrx.abc.codec import ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.data_types.core import has_byte_order
+from zarrx.data_types.fill import native
 from zarrx.data_types.variable import STRING
 from zarrx.errors import MetadataError, UnknownDataTypeError, UnknownExtensionError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
 from zarrx.metadata.v3_draft.codecs import _filters, compressor_from_json
-from zarrx.metadata.v3_draft.data_types import native, parse_data_type, parse_fill
+from zarrx.metadata.v3_draft.data_types import parse_data_type, parse_fill
 from zarrx.metadata.v3_draft.entry_point import (
     DEFAULT_ENTRY_POINT,
     FORMAT,
