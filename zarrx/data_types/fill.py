@@ -23,7 +23,8 @@ kind        Zarr v3                          Zarr v2                     v3.0 dr
 ``struct``  base64 of the packed element     base64 (stored order)       —
             (``structured``; ``struct``'s
             objects are the type's own)
-``S``       base64, trailing NULs dropped    base64                      base64
+``S``       base64, trailing NULs dropped    base64 (all n bytes, as     same as v2
+                                             tensorstore writes them)
 ``U``       a string                         same                        same
 ``M m``     the int64 count (NaT: -2**63)    same                        same, or bits
 ``T``       a string                         a string (``vlen-utf8``)    —
@@ -76,7 +77,7 @@ Table = Mapping[str, Rule]
 def native(dtype: np.dtype) -> np.dtype:
     """``dtype`` in the machine's byte order (fields too)."""
     if dtype.fields is None:
-        return dtype.newbyteorder("=")
+        return dtype if dtype.kind == "T" else dtype.newbyteorder("=")  # T: NumPy's strings
     return np.dtype([(name, native(dtype.fields[name][0])) for name in dtype.names or ()])
 
 
@@ -427,7 +428,8 @@ _V2_BASE64 = Base64Rule(lists=True).rule()
 V2: Table = MappingProxyType({
     **{k: _null(r) for k, r in {
         "b": BOOL, "i": INT, "u": INT, "f": V2_FLOAT.rule(), "c": ComplexRule(V2_FLOAT).rule(),
-        "V": _V2_BASE64, "struct": _V2_BASE64, "S": _V2_BASE64, "U": TEXT, "M": TIME, "m": TIME,
+        "V": _V2_BASE64, "struct": _V2_BASE64, "S": _V2_BASE64, "U": TEXT,
+        "M": TIME, "m": TIME,
     }.items()},
     "T": _object(TEXT, ""), "O": _object(VLEN_BYTES, b""),
 })
@@ -439,6 +441,5 @@ DRAFT: Table = MappingProxyType({
     }.items()},
     "f": _null(DRAFT_FLOAT.rule()),
     # zarr-python 2.18's placeholder types, encoded as in Zarr v2
-    "S": _null(Base64Rule().rule()), "U": _null(TEXT), "O": _object(TEXT, None),
+    "S": _null(_V2_BASE64), "U": _null(TEXT), "O": _object(TEXT, None),
 })
-TABLES: Mapping[Any, Table] = MappingProxyType({3: V3, 2: V2, "3-draft": DRAFT})
