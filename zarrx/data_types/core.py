@@ -36,6 +36,21 @@ def has_byte_order(dtype: np.dtype) -> bool:
     return dtype.byteorder != "|" and dtype.itemsize > 1  # one-byte ml_dtypes types say "="
 
 
+def endian_of(dtype: np.dtype) -> str | None:
+    """The ``bytes`` codec's ``endian`` for elements stored as ``dtype`` (a record: its
+    fields' order), or ``None`` when the order does not matter."""
+    if not has_byte_order(dtype):
+        return None
+    order = (
+        dtype.byteorder
+        if dtype.fields is None
+        else next((f[0].byteorder for f in dtype.fields.values() if f[0].byteorder in "<>="), "<")
+    )
+    if order == "=":
+        order = "<" if np.little_endian else ">"
+    return "little" if order == "<" else "big"
+
+
 _NUMPY_BY_NAME = {
     "bool": "bool",
     "int8": "int8",

@@ -17,10 +17,10 @@ import numpy as np
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
-from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
+from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding, check_separator
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.data_types import fill
-from zarrx.data_types.core import has_byte_order
+from zarrx.data_types.core import endian_of
 from zarrx.data_types.fill import native
 from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.variable import STRING
@@ -83,19 +83,6 @@ def dtype_to_json(dtype: np.dtype) -> Any:
     if dtype.fields is not None:
         return [list(d) for d in dtype.descr]
     return dtype.str
-
-
-def _endian(dtype: np.dtype) -> str | None:
-    if not has_byte_order(dtype):
-        return None
-    order = (
-        dtype.byteorder
-        if dtype.fields is None
-        else next((f[0].byteorder for f in dtype.fields.values() if f[0].byteorder in "<>="), "<")
-    )
-    if order == "=":
-        order = "<" if np.little_endian else ">"
-    return "little" if order == "<" else "big"
 
 
 def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -> Any:
@@ -226,7 +213,7 @@ class ArrayMetadataV2:
                 if array_filters or self.stored_dtype.fields is not None:
                     chain.append(StoredOrder(self.stored_dtype))
                 chain.extend(array_filters)
-                chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+                chain.append(registry.codecs.get("bytes")(endian=endian_of(self.stored_dtype)))
                 chain.extend(bytes_filters)
             if self.compressor is not None:
                 chain.append(self.compressor)
@@ -254,11 +241,8 @@ class ArrayMetadataV2:
         check_product(grid.chunk_shape, where=where, field="chunks", itemsize=dtype.itemsize)
         if doc["order"] not in ("C", "F"):
             raise MetadataError(f"{where}: order must be 'C' or 'F', got {doc['order']!r}")
-        separator = doc.get("dimension_separator", ".")
-        if separator not in (".", "/"):
-            raise MetadataError(
-                f"{where}: dimension_separator must be '.' or '/', got {separator!r}"
-            )
+        separator = check_separator(doc.get("dimension_separator", "."),
+                                    where=f"{where}: dimension_separator")
         filters = doc.get("filters") or []
         if not isinstance(filters, list):
             raise MetadataError(f"{where}: filters must be a list or null")
