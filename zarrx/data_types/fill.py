@@ -153,11 +153,11 @@ def _or_bits(rule: Rule) -> Rule:
     return Rule(parse_, rule.encode)
 
 
-def _null(rule: Rule, empty: Callable[[np.dtype], Any] | None = None) -> Rule:
-    """``rule``, reading ``null`` as zero (v2, the draft) or as ``empty(dtype)``."""
+def _null(rule: Rule) -> Rule:
+    """``rule``, reading ``null`` as zero (v2, the draft)."""
     def parse_(dtype: np.dtype, value: Any, where: str) -> Any:
         if value is None:
-            return np.zeros((), dtype=native(dtype))[()] if empty is None else empty(dtype)
+            return np.zeros((), dtype=native(dtype))[()]
         return rule.parse(dtype, value, where)
 
     return Rule(parse_, rule.encode)
