@@ -13,8 +13,10 @@ written once by zarr-python. What it adds:
   the machine — NumPy output, codec buffers, per-chunk bookkeeping, whichever library
   allocates it (Python, C++, Rust) — which ``tracemalloc`` (Python allocations only) would
   not see for tensorstore or zarrs. It is reported beside the output's size.
-- **Plan time.** ``plan`` times zarrx's planner alone (the chunk projections the engine
-  iterates for a read, no I/O) on the ~1 M-chunk arrays.
+- **Plan time.** ``plan`` times zarrx's planner alone (no I/O) on the ~1 M-chunk arrays:
+  every projection onto the read unit (chunks; inner chunks of a sharded array, which the
+  engine plans per shard in ``decode_partial`` for a partial read, but which a full read
+  walks in the sharding codec without planning).
 - **A time budget.** zarr-python needs minutes per read of a million chunks; a library
   whose timed runs of a workload add up to more than ``--budget`` seconds is asked no
   further (it keeps at least one sample; the table says how many each has).
@@ -233,7 +235,7 @@ def lib_bench(lib: str, w: Workload, sizes: Sizes, root: str) -> Callable[[], An
 
 
 def plan_bench(w: Workload, sizes: Sizes, root: str) -> Callable[[], int]:
-    """zarrx's planner alone: every chunk projection a read of the selection iterates."""
+    """zarrx's planner alone: the selection projected onto every (inner) chunk."""
     if not w.million:
         raise h.Unavailable("plan is timed on the million-chunk arrays only")
     import zarrx
