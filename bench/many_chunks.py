@@ -35,7 +35,7 @@ def _make(store: object, n: int, chunk: int) -> zarrx.Array:
 
 
 def _make_2d(store: object, n: int) -> zarrx.Array:
-    side = int(round(n ** 0.5))
+    side = round(n ** 0.5)
     a = zarrx.create_array(store, shape=(side * 2, side * 2), chunks=(2, 2), dtype="int32",
                            compressors=None, fill_value=0)
     a[...] = np.arange(side * side * 4, dtype="int32").reshape(side * 2, side * 2)
@@ -90,7 +90,7 @@ def main() -> None:
                 todo[name]()
                 times[name].append(time.perf_counter() - t)
         medians = {name: statistics.median(ts) for name, ts in times.items()}
-        nchunks = {name: args.chunks for name in names}
+        nchunks = dict.fromkeys(names, args.chunks)
         for name in names:
             print(f"{name:16s} {medians[name] * 1e3:9.1f} ms  "
                   f"{medians[name] / nchunks[name] * 1e6:7.2f} µs/chunk")
