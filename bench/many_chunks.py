@@ -13,6 +13,7 @@ environment, interleaved (``--json`` writes the medians for a script to compare)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import pstats
@@ -28,16 +29,24 @@ import zarrx
 
 
 def _make(store: object, n: int, chunk: int) -> zarrx.Array:
+    with contextlib.suppress(Exception):  # reuse the array of an earlier run (--dir)
+        a = zarrx.open_array(store, mode="r")
+        if a.shape == (n * chunk,) and a.chunks == (chunk,):
+            return a
     a = zarrx.create_array(store, shape=(n * chunk,), chunks=(chunk,), dtype="int32",
-                           compressors=None, fill_value=0)
+                           compressors=None, fill_value=0, overwrite=True)
     a[...] = np.arange(n * chunk, dtype="int32")
     return a
 
 
 def _make_2d(store: object, n: int) -> zarrx.Array:
     side = round(n ** 0.5)
+    with contextlib.suppress(Exception):
+        a = zarrx.open_array(store, mode="r")
+        if a.shape == (side * 2, side * 2):
+            return a
     a = zarrx.create_array(store, shape=(side * 2, side * 2), chunks=(2, 2), dtype="int32",
-                           compressors=None, fill_value=0)
+                           compressors=None, fill_value=0, overwrite=True)
     a[...] = np.arange(side * side * 4, dtype="int32").reshape(side * 2, side * 2)
     return a
 
@@ -69,10 +78,12 @@ def main() -> None:
     parser.add_argument("--profile", default="", help="cProfile one case and print the top")
     parser.add_argument("--threads", type=int, default=0, help="zarrx.config threads")
     parser.add_argument("--json", default="", help="write {case: median seconds} here")
+    parser.add_argument("--dir", default="", help="keep the local stores here (reused)")
     args = parser.parse_args()
     if args.threads:
         zarrx.config.set(threads=args.threads)
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = args.dir or stack.enter_context(tempfile.TemporaryDirectory())
         todo = cases(Path(tmp), args.chunks, args.chunk_size)
         if args.profile:
             fn = todo[args.profile]

@@ -88,7 +88,8 @@ class ChunkBatch:
     @classmethod
     def of(cls, projections: Sequence[ChunkProjection], ndim: int) -> ChunkBatch:
         """The batch holding ``projections`` (any source of them) in their order."""
-        coords = np.array([p.coords for p in projections], dtype=np.int64).reshape(-1, ndim)
+        coords = np.array([p.coords for p in projections], dtype=np.int64)
+        coords = coords.reshape(len(projections), ndim)
         fancy = [p.fancy for p in projections]
         groups = [p.groups for p in projections]
         return cls(
@@ -270,7 +271,9 @@ class _PointsProjection(_Projected):
         if self.runs:
             many = end - begin > 1
             first = self.offsets[0][begin]
-            inner: list[list[Any]] = [list(map(slice, first.tolist(), (first + 1).tolist()))]
+            inner: list[list[Any]] = [
+                list(map(slice, first.tolist(), (first + 1).tolist(), repeat(1)))
+            ]
             out_lo = self.order[begin]
             out: list[Any] = list(map(slice, out_lo.tolist(), (out_lo + 1).tolist()))
         else:
