@@ -4,21 +4,19 @@ concurrently (codecs and the Cython copy release the GIL)."""
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from zarrx import config
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import run_all
 from zarrx.runtime.place import place_selection
-from zarrx.runtime.plan import ChunkBatch, ChunkProjection, plan_batches
+from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
 from zarrx.selection.layout import Layout
 
 
@@ -39,12 +37,7 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
 
 def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.ndarray) -> None:
     """Fill ``out`` (the selection buffer) from the chunks of ``projections``."""
-    it = iter(projections)
-    ndim = len(cs.meta.shape)
-    size = config.get("batch_chunks")
-    read_batches(
-        cs, iter(lambda: ChunkBatch.of(list(itertools.islice(it, size)), ndim), None), out
-    )
+    read_batches(cs, batches_of(projections, len(cs.meta.shape)), out)
 
 
 def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray) -> None:
@@ -53,8 +46,6 @@ def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray)
     threads each decode chunk after chunk."""
     for batch in batches:
         n = len(batch)
-        if not n:
-            break
         keys = cs.keys(batch.coords)
         chains = cs.chains(batch.coords)
         part = _partial(cs, batch, chains)

@@ -4,7 +4,6 @@ unless ``write_empty_chunks`` is set."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import repeat
@@ -19,7 +18,7 @@ from zarrx.engine.chunks import ChunkStore
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import BackgroundWrites, run_all
 from zarrx.runtime.place import place
-from zarrx.runtime.plan import ChunkBatch, ChunkProjection, plan_batches
+from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
 from zarrx.runtime.scratch import scratch
 from zarrx.selection.layout import Layout
 
@@ -47,12 +46,7 @@ def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
 def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:
     """Write ``value`` (shape = selection counts, native dtype) into the chunks of
     ``projections`` (see :func:`write_batches`)."""
-    it = iter(projections)
-    ndim = len(cs.meta.shape)
-    size = config.get("batch_chunks")
-    write_batches(
-        cs, iter(lambda: ChunkBatch.of(list(itertools.islice(it, size)), ndim), None), value
-    )
+    write_batches(cs, batches_of(projections, len(cs.meta.shape)), value)
 
 
 def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarray) -> None:
@@ -74,8 +68,6 @@ def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarr
     put = cs.store.set if writes is None else writes.set
     try:
         for batch in batches:
-            if not len(batch):
-                break
             keys = cs.keys(batch.coords)
             chains = cs.chains(batch.coords)
             fancy = batch.fancy or repeat(False)

@@ -16,9 +16,9 @@ grid. :func:`plan` and :func:`plan_ranges` give the same chunks one
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,17 @@ def plan_ranges(
     ``shape``); the buffer has one dimension per range."""
     for batch in plan_range_batches(grid, shape, ranges):
         yield from batch.projections()
+
+
+def batches_of(
+    projections: Iterable[ChunkProjection], ndim: int, size: int | None = None
+) -> Iterator[ChunkBatch]:
+    """``projections`` (of an array of ``ndim`` dimensions) grouped into batches of
+    ``size`` (``config.get("batch_chunks")``)."""
+    size = max(1, size if size is not None else config.get("batch_chunks"))
+    it = iter(projections)
+    while chunk := list(islice(it, size)):
+        yield ChunkBatch.of(chunk, ndim)
 
 
 def plan_batches(
