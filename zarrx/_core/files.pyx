@@ -19,6 +19,19 @@ from libc.errno cimport EINTR, errno
 cdef extern from *:
     """
     #include <errno.h>
+    #if defined(_WIN32)
+    /* No openat2: every call reports ENOSYS and the store uses its own checks. */
+    static int zarrx_open_beneath(int dirfd, const char *path) {
+        (void)dirfd; (void)path; return -ENOSYS;
+    }
+    static int zarrx_regular_size(int fd, long long *size) {
+        (void)fd; (void)size; return -ENOSYS;
+    }
+    static long long zarrx_read(int fd, char *buffer, long long count) {
+        (void)fd; (void)buffer; (void)count; errno = ENOSYS; return -1;
+    }
+    static int zarrx_close(int fd) { (void)fd; return 0; }
+    #else
     #include <fcntl.h>
     #include <stdint.h>
     #include <string.h>
@@ -32,9 +45,6 @@ cdef extern from *:
     #endif
     #ifndef O_CLOEXEC
     #define O_CLOEXEC 0
-    #endif
-    #ifndef O_NONBLOCK
-    #define O_NONBLOCK 0
     #endif
 
     struct zarrx_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
@@ -66,13 +76,18 @@ cdef extern from *:
         *size = (long long)info.st_size;
         return 1;
     }
+
+    static long long zarrx_read(int fd, char *buffer, long long count) {
+        return (long long)read(fd, buffer, (size_t)count);
+    }
+
+    static int zarrx_close(int fd) { return close(fd); }
+    #endif
     """
     int zarrx_open_beneath(int dirfd, const char* path) nogil
     int zarrx_regular_size(int fd, long long* size) nogil
-
-cdef extern from "<unistd.h>" nogil:
-    ssize_t read(int fd, void* buf, size_t count)
-    int close(int fd)
+    long long zarrx_read(int fd, char* buffer, long long count) nogil
+    int zarrx_close(int fd) nogil
 
 
 cdef int _open(int dirfd, bytes path) except? -1:
@@ -114,7 +129,7 @@ def read_beneath(int dirfd, bytes path):
         return _read_all(fd, <Py_ssize_t>size, path)
     finally:
         with nogil:
-            close(fd)
+            zarrx_close(fd)
 
 
 cdef object _read_all(int fd, Py_ssize_t size, bytes path):
@@ -122,12 +137,12 @@ cdef object _read_all(int fd, Py_ssize_t size, bytes path):
     value = PyBytes_FromStringAndSize(NULL, size)
     cdef char* base = PyBytes_AS_STRING(value)
     cdef Py_ssize_t filled = 0
-    cdef ssize_t got = 1
+    cdef long long got = 1
     cdef int failure = 0
     cdef char probe[1]
     with nogil:
         while filled < size:
-            got = read(fd, base + filled, size - filled)
+            got = zarrx_read(fd, base + filled, size - filled)
             if got > 0:
                 filled += got
             elif got == 0:
@@ -137,7 +152,7 @@ cdef object _read_all(int fd, Py_ssize_t size, bytes path):
                 break
         if not failure and filled == size:  # the end of the file must come now
             while True:
-                got = read(fd, probe, 1)
+                got = zarrx_read(fd, probe, 1)
                 if got >= 0 or errno != EINTR:
                     break
             if got < 0:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import islice, product, repeat
 from typing import Any
 
 import numpy as np
@@ -159,6 +159,11 @@ def _batches(
         return
     size = max(1, size if size is not None else config.get("batch_chunks"))
     ndim = len(shape)
+    if all(isinstance(g, Run) and g.count <= _SMALL_RUN for g in groups):
+        small = _small_batch(grid, shape, groups, size)  # type: ignore[arg-type]
+        if small is not None:
+            yield small
+            return
     parts = [_project(grid, shape, g, simple) for g in groups]
     counts = [p.n for p in parts]
     total = 1
@@ -168,6 +173,33 @@ def _batches(
         linear = np.arange(lo, min(lo + size, total), dtype=np.int64)
         where = np.unravel_index(linear, counts) if len(counts) > 1 else (linear,)
         yield _batch(parts, where, ndim, simple)
+
+
+#: Runs of at most this many indices (a point, a chunk's worth) are projected with Python
+#: integers: for a selection of a few chunks, a dozen NumPy calls cost more than the rest.
+_SMALL_RUN = 64
+
+
+def _small_batch(
+    grid: Any, shape: tuple[int, ...], runs: Sequence[Run], size: int
+) -> ChunkBatch | None:
+    """The one batch of a selection of one run per axis touching at most ``size`` chunks,
+    built from the grid's per-axis tuples; ``None`` if it touches more."""
+    per_axis = [
+        grid.axis_projections(g.axis, g.start, g.step, g.count, shape[g.axis]) for g in runs
+    ]
+    total = 1
+    for entries in per_axis:
+        total *= len(entries)
+    if total > size:
+        return None
+    combos = list(product(*per_axis))
+    return ChunkBatch(
+        np.array([[e[0] for e in combo] for combo in combos], np.int64).reshape(total, len(runs)),
+        np.array([all(e[3] for e in combo) for combo in combos], dtype=bool),
+        [tuple(e[1] for e in combo) for combo in combos],
+        [tuple(e[2] for e in combo) for combo in combos],
+    )
 
 
 def _batch(
