@@ -6,6 +6,7 @@ import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -245,7 +246,7 @@ def test_empty_directories_are_not_prefixes(root: Path) -> None:
     assert store.list() == ["full/k"]
 
 
-def test_fifo_neither_hangs_nor_lists(root: Path) -> None:
+def test_fifo_neither_hangs_nor_lists(root: Path, reads: str) -> None:
     os.mkfifo(root / "pipe")
     store = LocalStore(root)
     assert store.get("pipe") is None
@@ -278,13 +279,14 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
     for key in keys:
         store.set(key, key.encode())
     threads = set()
-    real_read = local_module._read
+    for name in ("_read", "_read_beneath"):  # the checked path and the openat2 one
+        real_read = getattr(local_module, name)
 
-    def recording_read(*args: object) -> bytes | None:
-        threads.add(threading.current_thread().name)
-        return real_read(*args)  # type: ignore[arg-type]
+        def recording_read(*args: object, real_read: Any = real_read) -> Any:
+            threads.add(threading.current_thread().name)
+            return real_read(*args)
 
-    monkeypatch.setattr(local_module, "_read", recording_read)
+        monkeypatch.setattr(local_module, name, recording_read)
     assert store.get_many([(k, None) for k in keys]) == [k.encode() for k in keys]
     assert all(name.startswith("zarrx-io") for name in threads)
     threads.clear()
@@ -295,7 +297,141 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
 # -- the fence: nothing outside the root is read, written or deleted ---------------------
 
 
-def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path) -> None:
+def _openat2_works(tmp_path: Path) -> bool:
+    from zarrx._core.files import read_beneath
+
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        read_beneath(fd, b"absent")
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(params=["openat2", "checks"])
+def reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Run a fence test through each read path: ``openat2`` (where the kernel has it)
+    and the user-space checks it falls back to."""
+    if request.param == "checks":
+        monkeypatch.setattr(local_module, "use_openat2", False)
+    elif not (local_module.use_openat2 and _openat2_works(tmp_path)):
+        pytest.skip("this kernel has no openat2 (the checks are tested on their own)")
+    return str(request.param)
+
+
+def _no_checked_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise AssertionError("read through the checked path")
+
+    monkeypatch.setattr(local_module, "_read", refuse)
+    monkeypatch.setattr(LocalStore, "_path", refuse)
+
+
+def test_reads_use_openat2_without_path_checks(
+    root: Path, reads: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(root)
+    store.set("a/k", b"0123456789")
+    (root / "d").mkdir()
+    if reads == "openat2":
+        _no_checked_reads(monkeypatch)
+    assert store.get("a/k") == b"0123456789"
+    assert store.get("a/k", ByteRange(2, 3)) == b"234"
+    assert store.get("a/k", ByteRange(-2)) == b"89"
+    assert store.get("a/absent") is None
+    assert store.get("a/k/below") is None  # a file where a directory would be
+    assert store.get("d") is None  # a directory is no value
+    keys = [("a/k", None), ("a/absent", None), ("a/k", ByteRange(0, 1))] * 3
+    assert store.get_many(keys) == [b"0123456789", None, b"0"] * 3
+
+
+def test_links_that_stay_inside_are_read(root: Path, reads: str) -> None:
+    (root / "real").mkdir()
+    (root / "real" / "k").write_bytes(b"v")
+    (root / "relative").symlink_to("real", target_is_directory=True)
+    (root / "absolute").symlink_to(root / "real", target_is_directory=True)  # EXDEV: checks
+    (root / "up").mkdir()
+    (root / "up" / "file").symlink_to("../real/k")
+    store = LocalStore(root)
+    for key in ("relative/k", "absolute/k", "up/file"):
+        assert store.get(key) == b"v"
+        assert store.get(key, ByteRange(0, 1)) == b"v"
+        assert store.get_many([(key, None)] * 5) == [b"v"] * 5
+
+
+def test_relative_links_out_of_the_store_are_refused(
+    root: Path, outside: Path, reads: str
+) -> None:
+    (root / "a").mkdir()
+    (root / "a" / "up").symlink_to("../../outside/secret")
+    (root / "a" / "dir").symlink_to("../../outside", target_is_directory=True)
+    (root / "a" / "loop").symlink_to("loop")
+    store = LocalStore(root)
+    for key in ("a/up", "a/dir/secret", "a/dir/sub/deep"):
+        with pytest.raises(InvalidKeyError, match="outside the store root"):
+            store.get(key)
+        with pytest.raises(InvalidKeyError, match="outside the store root"):
+            store.get(key, ByteRange(0, 2))
+        with pytest.raises(InvalidKeyError, match="outside the store root"):
+            store.get_many([(key, None)] * 5)
+    with pytest.raises((InvalidKeyError, StoreError)):
+        store.get("a/loop")
+
+
+def test_a_root_replaced_is_never_read_through_its_old_descriptor(
+    root: Path, outside: Path, tmp_path: Path, reads: str
+) -> None:
+    store = LocalStore(root)
+    store.set("k", b"old")
+    assert store.get("k") == b"old"
+    root.rename(tmp_path / "moved")
+    assert store.get("k") is None  # the root is gone, not read from where it went
+    root.mkdir()
+    store.set("k", b"new")
+    assert store.get("k") == b"new"
+    assert store.get_many([("k", None)] * 5) == [b"new"] * 5
+    root.rename(tmp_path / "moved-again")
+    root.symlink_to(outside, target_is_directory=True)  # the root is now a link out
+    with pytest.raises(InvalidKeyError, match="outside the store root"):
+        store.get("secret")
+
+
+@pytest.mark.parametrize("code", ["ENOSYS", "EPERM", "EINVAL", "E2BIG"])
+def test_a_kernel_without_openat2_falls_back_for_good(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    import errno
+
+    def missing(*args: object) -> None:
+        raise OSError(getattr(errno, code), code)
+
+    monkeypatch.setattr(local_module, "use_openat2", True)
+    monkeypatch.setattr(local_module, "read_beneath", missing)
+    monkeypatch.setattr(local_module, "open_beneath", missing)
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    store = LocalStore(root)
+    store.set("k", b"v")
+    assert store.get("k") == b"v"
+    assert local_module.use_openat2 is False
+    assert store.get("k", ByteRange(0, 1)) == b"v"
+    with pytest.raises(InvalidKeyError):
+        store.get("link/secret")
+
+
+def test_a_pickled_store_opens_its_own_root_descriptor(root: Path) -> None:
+    import pickle
+
+    store = LocalStore(root)
+    store.set("k", b"v")
+    assert store.get("k") == b"v"
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy == store
+    assert copy.get("k") == b"v"
+
+
+def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path, reads: str) -> None:
     (root / "link").symlink_to(outside, target_is_directory=True)
     (root / "inside").write_bytes(b"mine")
     store = LocalStore(root)
@@ -322,7 +458,7 @@ def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path) 
     assert store.list_dir("") == (["inside"], [])
 
 
-def test_symlinked_file_out_of_store_is_refused(root: Path, outside: Path) -> None:
+def test_symlinked_file_out_of_store_is_refused(root: Path, outside: Path, reads: str) -> None:
     (root / "a").mkdir()
     (root / "a" / "leak").symlink_to(outside / "secret")
     store = LocalStore(root)
@@ -360,7 +496,7 @@ def test_erase_prefix_keeps_root(root: Path, tmp_path: Path) -> None:
     assert (tmp_path / "sibling").read_bytes() == b"keep"
 
 
-def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path) -> None:
+def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path, reads: str) -> None:
     (root / "real").mkdir()
     (root / "real" / "k").write_bytes(b"v")
     (root / "alias").symlink_to(root / "real", target_is_directory=True)
@@ -372,7 +508,7 @@ def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path) -> N
     assert (root / "real" / "k").read_bytes() == b"v"
 
 
-def test_symlink_to_root_is_refused(root: Path) -> None:
+def test_symlink_to_root_is_refused(root: Path, reads: str) -> None:
     (root / "k").write_bytes(b"v")
     (root / "self").symlink_to(root, target_is_directory=True)
     store = LocalStore(root)
@@ -399,7 +535,7 @@ def test_symlink_to_root_is_refused(root: Path) -> None:
     ],
 )
 def test_escaping_keys_delete_nothing(
-    root: Path, tmp_path: Path, operation: str, argument: str
+    root: Path, tmp_path: Path, operation: str, argument: str, reads: str
 ) -> None:
     (tmp_path / "x").write_bytes(b"outside")
     store = LocalStore(root)

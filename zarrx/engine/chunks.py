@@ -1,12 +1,25 @@
-"""An array as the engine sees it: a store, where its chunks live, and its metadata."""
+"""An array as the engine sees it: a store, where its chunks live, and its metadata.
+
+What the engine asks per chunk is answered per batch or per chunk shape here: the keys of
+a batch of chunks are built at once (:func:`zarrx._core.keys.chunk_keys`, where the
+array's key layout is ``head`` plus coordinates joined by a separator, as every Zarr
+format's is), and the codec chain is prepared once per distinct chunk shape (a regular
+grid has one) instead of once per chunk.
+"""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from zarrx._core.keys import chunk_keys
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
+from zarrx.chunk_grids.regular import RegularChunkGrid
+from zarrx.codecs.pipeline import PreparedChain
 from zarrx.metadata.model import ArrayMetadata
 from zarrx.runtime.elements import Elements
 
@@ -20,16 +33,63 @@ class ChunkStore:
     meta: ArrayMetadata
     node: str  # for messages
     elements: Elements = field(init=False)
+    grid: Any = field(init=False, repr=False, compare=False)
+    #: ``(head, separator)`` when every chunk key is ``head`` + the coordinates joined by
+    #: ``separator`` (checked on probes; ``None``: ask :meth:`key` per chunk).
+    key_layout: tuple[str, str] | None = field(init=False, repr=False, compare=False)
+    _chains: dict[tuple[int, ...], tuple[PreparedChain, bool]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "elements", Elements.of(self.meta.dtype, self.meta.fill_value))
+        object.__setattr__(self, "grid", self.meta.chunk_grid)
+        object.__setattr__(self, "key_layout", _key_layout(self.meta, self.data_prefix))
+        object.__setattr__(self, "_chains", {})
 
     def key(self, coords: tuple[int, ...]) -> str:
         return self.data_prefix + self.meta.chunk_key(coords)
 
+    def keys(self, coords: np.ndarray) -> list[str]:
+        """The keys of the chunks at the rows of ``coords`` (``(n, ndim)`` integers)."""
+        if self.key_layout is not None and len(coords):
+            return chunk_keys(*self.key_layout, coords)
+        return [self.key(tuple(c)) for c in coords.tolist()]
+
     def spec(self, coords: tuple[int, ...]) -> ChunkSpec:
-        grid: Any = self.meta.chunk_grid
-        return ChunkSpec(grid.chunk_shape_at(coords), self.meta.dtype, self.meta.fill_value)
+        return ChunkSpec(self.grid.chunk_shape_at(coords), self.meta.dtype, self.meta.fill_value)
+
+    def chain(self, shape: tuple[int, ...]) -> PreparedChain:
+        """The codec chain prepared for chunks of ``shape``, once per shape."""
+        return self._prepared(shape)[0]
+
+    def chains(self, coords: np.ndarray) -> list[PreparedChain]:
+        """The prepared chain of each chunk at the rows of ``coords``."""
+        if self.uniform:
+            return [self.chain(self.grid.chunk_shape)] * len(coords)
+        return [self.chain(self.grid.chunk_shape_at(c)) for c in map(tuple, coords.tolist())]
+
+    @property
+    def uniform(self) -> bool:
+        """Every chunk has one shape (a regular grid)."""
+        return isinstance(self.grid, RegularChunkGrid)
+
+    def decodes_part(self, shape: tuple[int, ...]) -> bool:
+        """Whether chunks of ``shape`` can be decoded in part (see :meth:`partial_codec`)."""
+        return self._prepared(shape)[1]
+
+    def _prepared(self, shape: tuple[int, ...]) -> tuple[PreparedChain, bool]:
+        found = self._chains.get(shape)
+        if found is None:
+            chain = self.meta.codecs.prepare(
+                ChunkSpec(shape, self.meta.dtype, self.meta.fill_value)
+            )
+            part = not (
+                chain.array_array or chain.bytes_bytes or not chain.array_bytes.partial_decode
+            )
+            with _lock:  # concurrent first uses agree on one value
+                found = self._chains.setdefault(shape, (chain, part))
+        return found
 
     def partial_codec(self, coords: tuple[int, ...]) -> Any:
         """The array→bytes codec when it can decode part of a chunk from byte ranges
@@ -46,3 +106,33 @@ class ChunkStore:
             return self.store.get_many([(key, r) for r in ranges])
 
         return fetch_ranges
+
+
+_lock = threading.Lock()
+
+
+def _key_layout(meta: ArrayMetadata, prefix: str) -> tuple[str, str] | None:
+    """``(head, separator)`` such that ``prefix + meta.chunk_key(c)`` is ``head`` plus the
+    coordinates in decimal joined by ``separator``, proven on probes that tell every
+    part apart (zero, one digit, many digits, all axes different); ``None`` when the
+    array's key encoding is another one (a plugin's) or the array is 0-d."""
+    ndim = len(meta.shape)
+    if ndim == 0:
+        return None
+    probes = [
+        tuple(range(101, 101 + 7 * ndim, 7)),
+        (0,) * ndim,
+        tuple(range(1, ndim + 1)),
+        tuple(2**62 + k for k in range(ndim)),
+    ]
+    first = meta.chunk_key(probes[0])
+    for separator in ("/", "."):
+        tail = separator.join(map(str, probes[0]))
+        if not first.endswith(tail):
+            continue
+        head = first[: len(first) - len(tail)]
+        if all(
+            meta.chunk_key(p) == head + separator.join(map(str, p)) for p in probes[1:]
+        ):
+            return prefix + head, separator
+    return None

@@ -4,20 +4,19 @@ concurrently (codecs and the Cython copy release the GIL)."""
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from zarrx import config
 from zarrx.abc.store import ByteRange
+from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import run_all
-from zarrx.runtime.place import place
-from zarrx.runtime.plan import ChunkProjection, plan
+from zarrx.runtime.place import place_selection
+from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
 from zarrx.selection.layout import Layout
 
 
@@ -30,7 +29,7 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
         return out
     target = layout.read_target(out)
     buffer = target if target is not None else np.empty(layout.buffer_shape, cs.meta.dtype)
-    read_into(cs, plan(cs.meta.chunk_grid, cs.meta.shape, layout), buffer)
+    read_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout), buffer)
     if target is None:
         out[...] = layout.result(buffer)
     return out
@@ -38,20 +37,46 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
 
 def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.ndarray) -> None:
     """Fill ``out`` (the selection buffer) from the chunks of ``projections``."""
-    it = iter(projections)
-    while batch := list(itertools.islice(it, config.get("batch_chunks"))):
-        keys = [cs.key(p.coords) for p in batch]
-        part = [not p.complete and cs.partial_codec(p.coords) is not None for p in batch]
-        fetched: dict[str, bytes | None] = {}
+    read_batches(cs, batches_of(projections, len(cs.meta.shape)), out)
+
+
+def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray) -> None:
+    """Fill ``out`` (the selection buffer) from the chunks of ``batches``: per batch, the
+    keys are built at once, the codec chain comes prepared per chunk shape, and the pool's
+    threads each decode chunk after chunk."""
+    for batch in batches:
+        n = len(batch)
+        keys = cs.keys(batch.coords)
+        chains = cs.chains(batch.coords)
+        part = _partial(cs, batch, chains)
+        fetched: list[Any] = [_UNREAD] * n
         ranges: dict[str, dict[ByteRange, bytes | None]] = {}
         if cs.store.batched_reads:
-            whole = [k for k, is_part in zip(keys, part) if not is_part]
-            if whole:
-                fetched = dict(zip(whole, cs.store.get_many([(k, None) for k in whole])))
-            parts = [(p, k) for p, k, is_part in zip(batch, keys, part) if is_part]
-            ranges = _prefetch_parts(cs, parts) if len(parts) > 1 else {}
-        items = [(p, k, is_part, fetched) for p, k, is_part in zip(batch, keys, part)]
-        run_all(partial(_assemble, cs, out, ranges), items)
+            whole = range(n) if part is None else [i for i in range(n) if not part[i]]
+            values = cs.store.get_many([(keys[i], None) for i in whole]) if whole else []
+            for i, value in zip(whole, values):
+                fetched[i] = value
+            if part is not None:
+                parts = [(batch.projection(i), keys[i]) for i in range(n) if part[i]]
+                ranges = _prefetch_parts(cs, parts) if len(parts) > 1 else {}
+        run_all(partial(_assemble, cs, out, batch, keys, chains, part, fetched, ranges), range(n))
+
+
+_UNREAD = object()  # a value the worker reads itself (stores without batched reads)
+
+
+def _partial(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain]) -> list[bool] | None:
+    """Per chunk of ``batch``: decoded in part (not wholly selected, and its chain can);
+    ``None`` when no chunk is."""
+    if batch.complete.all():
+        return None
+    if cs.uniform:
+        return (~batch.complete).tolist() if cs.decodes_part(chains[0].spec.shape) else None
+    part = [
+        not complete and cs.decodes_part(chain.spec.shape)
+        for complete, chain in zip(batch.complete.tolist(), chains)
+    ]
+    return part if any(part) else None
 
 
 def _prefetch_parts(
@@ -82,21 +107,33 @@ def _prefetch_parts(
 def _assemble(
     cs: ChunkStore,
     out: np.ndarray,
+    batch: ChunkBatch,
+    keys: list[str],
+    chains: list[PreparedChain],
+    part: list[bool] | None,
+    fetched: list[Any],
     ranges: dict[str, dict[ByteRange, bytes | None]],
-    item: tuple[ChunkProjection, str, bool, dict[str, bytes | None]],
+    i: int,
 ) -> None:
-    """Decode one chunk into its place in ``out``. Stores without batched reads are read
-    here, in the worker, so each value is used and freed at once."""
-    p, key, is_part, fetched = item
+    """Decode chunk ``i`` of ``batch`` into its place in ``out``. Stores without batched
+    reads are read here, in the worker, so each value is used and freed at once."""
+    key = keys[i]
     try:
-        if is_part:
+        if part is not None and part[i]:
             fetch = cs.fetch(key)
             if key in ranges:
                 fetch = _served(ranges.pop(key), fetch)
-            _assemble_part(cs, out, p, key, fetch)
+            _assemble_part(cs, out, batch.projection(i), key, fetch)
+            return
+        data = fetched[i]
+        if data is _UNREAD:
+            data = cs.store.get(key)
         else:
-            data = fetched.pop(key) if key in fetched else cs.store.get(key)
-            place(cs.meta.codecs.prepare(cs.spec(p.coords)), cs.elements, p, data, out)
+            fetched[i] = None
+        place_selection(
+            chains[i], cs.elements, batch.chunk_selections[i], batch.out_selections[i],
+            batch.fancy is not None and batch.fancy[i], data, out,
+        )
     except CodecError as e:
         raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
 

@@ -4,9 +4,9 @@ unless ``write_empty_chunks`` is set."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from zarrx.engine.chunks import ChunkStore
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import BackgroundWrites, run_all
 from zarrx.runtime.place import place
-from zarrx.runtime.plan import ChunkProjection, plan
+from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
 from zarrx.runtime.scratch import scratch
 from zarrx.selection.layout import Layout
 
@@ -28,8 +28,11 @@ WHOLE = ChunkProjection((), (Ellipsis,), (Ellipsis,), True)
 
 def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
     """The projection's slices span the whole stored chunk (no fill needed around them)."""
-    return not p.fancy and all(s.start == 0 and s.stop == n and s.step == 1
-               for s, n in zip(p.chunk_selection, shape))
+    return not p.fancy and _spans(p.chunk_selection, shape)
+
+
+def _spans(selection: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
+    return all(s.start == 0 and s.stop == n and s.step == 1 for s, n in zip(selection, shape))
 
 
 def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
@@ -37,10 +40,16 @@ def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
     the cells the selection of ``layout`` names; where several name one cell, the last
     wins, as in NumPy."""
     if value.size:
-        write_from(cs, plan(cs.meta.chunk_grid, cs.meta.shape, layout), layout.buffer_of(value))
+        write_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout), layout.buffer_of(value))
 
 
 def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:
+    """Write ``value`` (shape = selection counts, native dtype) into the chunks of
+    ``projections`` (see :func:`write_batches`)."""
+    write_batches(cs, batches_of(projections, len(cs.meta.shape)), value)
+
+
+def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarray) -> None:
     """Write ``value`` (shape = selection counts, native dtype) into the chunks.
 
     Partly covered chunks are read, modified and written back through the store's atomic
@@ -57,14 +66,23 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
     # One thread means one thread: the store is then only ever called by the caller.
     writes = BackgroundWrites(cs.store, limit=2 * threads) if threads > 1 else None
     put = cs.store.set if writes is None else writes.set
-    it = iter(projections)
     try:
-        while batch := list(itertools.islice(it, config.get("batch_chunks"))):
-            keys = [cs.key(p.coords) for p in batch]
-            whole = [p.complete and _covers(p, cs.spec(p.coords).shape) for p in batch]
+        for batch in batches:
+            keys = cs.keys(batch.coords)
+            chains = cs.chains(batch.coords)
+            fancy = batch.fancy or repeat(False)
+            whole = [
+                complete and not f and _spans(sel, chain.spec.shape)
+                for complete, f, sel, chain in zip(
+                    batch.complete.tolist(), fancy, batch.chunk_selections, chains
+                )
+            ]
             partly = [k for k, w in zip(keys, whole) if not w]
             ahead = cs.store.prefetch_for_update(partly) if partly else {}
-            items = [(p, k, w, ahead.get(k)) for p, k, w in zip(batch, keys, whole)]
+            items = [
+                (batch.projection(i), keys[i], whole[i], ahead.get(keys[i]), chains[i])
+                for i in range(len(batch))
+            ]
             run_all(partial(_update, cs, value, write_empty, put), items)
     except BaseException:
         if writes is not None:
@@ -79,23 +97,24 @@ def _update(
     value: np.ndarray,
     write_empty: bool,
     put: Callable[[str, Any], None],
-    item: tuple[ChunkProjection, str, bool, Snapshot | None],
+    item: tuple[ChunkProjection, str, bool, Snapshot | None, PreparedChain],
 ) -> None:
-    p, key, whole, ahead = item
+    p, key, whole, ahead, chain = item
     if whole:
-        encoded = _chunk_bytes(cs, value, write_empty, p, key, None)
+        encoded = _chunk_bytes(cs, chain, value, write_empty, p, key, None)
         if encoded is not None:
             put(key, encoded)
         else:
             cs.store.erase(key)
     else:
         cs.store.atomic_update(
-            key, partial(_chunk_bytes, cs, value, write_empty, p, key), ahead
+            key, partial(_chunk_bytes, cs, chain, value, write_empty, p, key), ahead
         )
 
 
 def _chunk_bytes(
     cs: ChunkStore,
+    chain: PreparedChain,
     value: np.ndarray,
     write_empty: bool,
     p: ChunkProjection,
@@ -108,8 +127,7 @@ def _chunk_bytes(
     erase on condition (:attr:`~zarrx.abc.store.Store.conditional_erase`)."""
     if existing is not None and not cs.store.conditional_erase:
         write_empty = True
-    spec = cs.spec(p.coords)
-    chain = cs.meta.codecs.prepare(spec)
+    spec = chain.spec
     if existing is None and _covers(p, spec.shape):
         # The new value is the whole chunk: encode it where it lies.
         return _encode(cs, chain, write_empty, value[p.out_selection])

@@ -30,16 +30,30 @@ def place(
 ) -> None:
     """Decode ``data`` (``None``: absent) and write ``chunk[p.chunk_selection]`` into
     ``out[p.out_selection]``. Codec errors propagate for the caller to name the chunk."""
-    if p.fancy:  # index arrays: NumPy gathers and scatters through copies
+    place_selection(chain, elements, p.chunk_selection, p.out_selection, p.fancy, data, out)
+
+
+def place_selection(
+    chain: Decoder,
+    elements: Elements,
+    chunk_selection: tuple[Any, ...],
+    out_selection: tuple[Any, ...],
+    fancy: bool,
+    data: Any,
+    out: np.ndarray,
+) -> None:
+    """:func:`place` for one chunk of a :class:`~zarrx.runtime.plan.ChunkBatch`, given
+    its fields instead of a :class:`ChunkProjection`."""
+    if fancy:  # index arrays: NumPy gathers and scatters through copies
         if data is None:
-            out[p.out_selection] = elements.fill_value
+            out[out_selection] = elements.fill_value
             return
         with chain.decoded(data) as chunk:
-            out[p.out_selection] = chunk[p.chunk_selection]
+            out[out_selection] = chunk[chunk_selection]
         return
-    dst = out[p.out_selection]
+    dst = out[out_selection]
     if data is None:
         elements.fill_region(dst)
     elif not chain.decode_into(data, dst):
         with chain.decoded(data) as chunk:
-            elements.copy(chunk[p.chunk_selection], dst)
+            elements.copy(chunk[chunk_selection], dst)

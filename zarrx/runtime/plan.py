@@ -1,22 +1,29 @@
-"""A selection's buffer layout x chunk grid → per-chunk projections.
+"""A selection's buffer layout x chunk grid → per-chunk projections, in batches.
 
-Each group of the layout (:mod:`zarrx.selection.layout`) is projected onto the grid once:
-a run of indices on one axis by the Cython indexer, a group of points by grouping them by
-chunk in Cython (so a chunk is decoded once however many points it holds, in O(points +
-chunks touched)). The chunks a selection touches are the product of the groups'
-projections, generated lazily so a selection over millions of chunks costs memory only for
-the batch in flight.
+Each group of the layout (:mod:`zarrx.selection.layout`) is projected onto the grid once,
+into arrays: a run of indices on one axis by the Cython indexer (``slice_chunks``), a group
+of points by grouping them by chunk in Cython (``points_chunks``; so a chunk is decoded
+once however many points it holds, in O(points + chunks touched)). The chunks a selection
+touches are the product of the groups' projections, walked in C order in batches
+(:class:`ChunkBatch`, ``config.get("batch_chunks")`` chunks each): the batch's chunk
+coordinates and complete flags are gathered from those arrays with NumPy, and its in-chunk
+and buffer selections are built from them in a few list operations, so a selection over
+millions of chunks costs memory only for the batch in flight and no Python loop over the
+grid. :func:`plan` and :func:`plan_ranges` give the same chunks one
+:class:`ChunkProjection` at a time.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice, product, repeat
 from typing import Any
 
 import numpy as np
 
+from zarrx import config
 from zarrx._core.indexing import points_chunks
 from zarrx.selection.layout import Group, Layout, Points, Run
 
@@ -41,14 +48,64 @@ class ChunkProjection:
         return self.out_selection if self.groups is None else self.groups
 
 
-# One group's share of one chunk: (chunk coords on the group's axes, in-chunk index per
-# axis, index into the group's buffer dimension, complete).
-_Part = tuple[tuple[int, ...], tuple[Any, ...], Any, bool]
+@dataclass(frozen=True)
+class ChunkBatch:
+    """Consecutive chunks of a plan, as columns: chunk ``i`` is ``coords[i]``,
+    ``chunk_selections[i]`` … (the fields of :class:`ChunkProjection`)."""
+
+    coords: np.ndarray  # (n, ndim) int64 grid coordinates
+    complete: np.ndarray  # (n,) bool
+    chunk_selections: list[tuple[Any, ...]]
+    out_selections: list[tuple[Any, ...]]
+    #: Per chunk, or ``None`` when no chunk of the batch is fancy.
+    fancy: list[bool] | None = None
+    #: Per chunk (``None`` entries where ``out_selection`` is the buffer index), or ``None``.
+    groups: list[tuple[Any, ...] | None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.chunk_selections)
+
+    def projection(self, i: int) -> ChunkProjection:
+        return ChunkProjection(
+            tuple(self.coords[i].tolist()),
+            self.chunk_selections[i],
+            self.out_selections[i],
+            bool(self.complete[i]),
+            False if self.fancy is None else self.fancy[i],
+            None if self.groups is None else self.groups[i],
+        )
+
+    def projections(self) -> Iterator[ChunkProjection]:
+        coords = map(tuple, self.coords.tolist())
+        fancy = repeat(False) if self.fancy is None else self.fancy
+        groups = repeat(None) if self.groups is None else self.groups
+        for c, inner, out, complete, f, g in zip(
+            coords, self.chunk_selections, self.out_selections, self.complete.tolist(),
+            fancy, groups,
+        ):
+            yield ChunkProjection(c, inner, out, complete, f, g)
+
+    @classmethod
+    def of(cls, projections: Sequence[ChunkProjection], ndim: int) -> ChunkBatch:
+        """The batch holding ``projections`` (any source of them) in their order."""
+        coords = np.array([p.coords for p in projections], dtype=np.int64)
+        coords = coords.reshape(len(projections), ndim)
+        fancy = [p.fancy for p in projections]
+        groups = [p.groups for p in projections]
+        return cls(
+            coords,
+            np.array([p.complete for p in projections], dtype=bool),
+            [p.chunk_selection for p in projections],
+            [p.out_selection for p in projections],
+            fancy if any(fancy) else None,
+            groups if any(g is not None for g in groups) else None,
+        )
 
 
 def plan(grid: Any, shape: tuple[int, ...], layout: Layout) -> Iterator[ChunkProjection]:
     """The chunks touched by a selection, in C order of the grid for runs."""
-    return _plan(grid, shape, layout.groups, layout.simple_points)
+    for batch in plan_batches(grid, shape, layout):
+        yield from batch.projections()
 
 
 def plan_ranges(
@@ -56,93 +113,233 @@ def plan_ranges(
 ) -> Iterator[ChunkProjection]:
     """The chunks touched by positive-step ``ranges`` (explicit start and stop, inside
     ``shape``); the buffer has one dimension per range."""
+    for batch in plan_range_batches(grid, shape, ranges):
+        yield from batch.projections()
+
+
+def batches_of(
+    projections: Iterable[ChunkProjection], ndim: int, size: int | None = None
+) -> Iterator[ChunkBatch]:
+    """``projections`` (of an array of ``ndim`` dimensions) grouped into batches of
+    ``size`` (``config.get("batch_chunks")``)."""
+    size = max(1, size if size is not None else config.get("batch_chunks"))
+    it = iter(projections)
+    while chunk := list(islice(it, size)):
+        yield ChunkBatch.of(chunk, ndim)
+
+
+def plan_batches(
+    grid: Any, shape: tuple[int, ...], layout: Layout, size: int | None = None
+) -> Iterator[ChunkBatch]:
+    """:func:`plan`'s chunks in batches of ``size`` (``config.get("batch_chunks")``)."""
+    return _batches(grid, shape, layout.groups, layout.simple_points, size)
+
+
+def plan_range_batches(
+    grid: Any, shape: tuple[int, ...], ranges: Sequence[slice], size: int | None = None
+) -> Iterator[ChunkBatch]:
+    """:func:`plan_ranges`'s chunks in batches of ``size``."""
     groups = []
     for axis, r in enumerate(ranges):
         step = r.step or 1
         count = max(0, -(-(r.stop - r.start) // step))
         groups.append(Run(axis, r.start, step, count, axis, False))
-    return _plan(grid, shape, groups, True)
+    return _batches(grid, shape, groups, True, size)
 
 
-def _plan(
-    grid: Any, shape: tuple[int, ...], groups: Sequence[Group], simple: bool
-) -> Iterator[ChunkProjection]:
+def _batches(
+    grid: Any, shape: tuple[int, ...], groups: Sequence[Group], simple: bool, size: int | None
+) -> Iterator[ChunkBatch]:
     if any(g.count == 0 for g in groups):
         return
     if not shape:  # a 0-d array has one chunk; Ellipsis keeps views (not scalars) of it
-        yield ChunkProjection((), (Ellipsis,), (Ellipsis,), True)
-        return
-    parts = [_project(grid, shape, g) for g in groups]
-    axes = [(g.axis,) if isinstance(g, Run) else g.axes for g in groups]
-    fancy = any(isinstance(g, Points) for g in groups)
-    ndim = len(shape)
-    if len(groups) == ndim and not fancy:  # one run per axis, in axis order
-        for combo in itertools.product(*parts):
-            yield ChunkProjection(
-                tuple(p[0][0] for p in combo),
-                tuple(p[1][0] for p in combo),
-                tuple(p[2] for p in combo),
-                all(p[3] for p in combo),
-            )
-        return
-    nbuf = len(groups)
-    for combo in itertools.product(*parts):
-        coords: list[int] = [0] * ndim
-        inner: list[Any] = [None] * ndim
-        where: list[int] = [0] * ndim  # buffer dimension of each axis
-        for b, (group_axes, part) in enumerate(zip(axes, combo)):
-            for k, axis in enumerate(group_axes):
-                coords[axis] = part[0][k]
-                inner[axis] = part[1][k]
-                where[axis] = b
-        out_groups = tuple(p[2] for p in combo)
-        out: Any = out_groups
-        fancy = not all(isinstance(ix, slice) for ix in (*inner, *out))
-        if fancy and not simple:  # broadcast every index over the buffer's dimensions
-            inner = [_spread(_as_index(ix), where[axis], nbuf) for axis, ix in enumerate(inner)]
-            out = np.ix_(*map(_as_index, out))
-        yield ChunkProjection(
-            tuple(coords), tuple(inner), out, all(p[3] for p in combo), fancy, out_groups
+        yield ChunkBatch(
+            np.zeros((1, 0), np.int64), np.ones(1, bool), [(Ellipsis,)], [(Ellipsis,)]
         )
+        return
+    size = max(1, size if size is not None else config.get("batch_chunks"))
+    ndim = len(shape)
+    if all(isinstance(g, Run) and g.count <= _SMALL_RUN for g in groups):
+        small = _small_batch(grid, shape, groups, size)  # type: ignore[arg-type]
+        if small is not None:
+            yield small
+            return
+    parts = [_project(grid, shape, g, simple) for g in groups]
+    counts = [p.n for p in parts]
+    total = 1
+    for n in counts:
+        total *= n
+    for lo in range(0, total, size):
+        linear = np.arange(lo, min(lo + size, total), dtype=np.int64)
+        where = np.unravel_index(linear, counts) if len(counts) > 1 else (linear,)
+        yield _batch(parts, where, ndim, simple)
 
 
-def _project(grid: Any, shape: tuple[int, ...], g: Group) -> list[_Part]:
-    if isinstance(g, Run):
-        return [
-            ((c,), (inner,), out, complete)
-            for c, inner, out, complete in grid.axis_projections(
-                g.axis, g.start, g.step, g.count, shape[g.axis]
+#: Runs of at most this many indices (a point, a chunk's worth) are projected with Python
+#: integers: for a selection of a few chunks, a dozen NumPy calls cost more than the rest.
+_SMALL_RUN = 64
+
+
+def _small_batch(
+    grid: Any, shape: tuple[int, ...], runs: Sequence[Run], size: int
+) -> ChunkBatch | None:
+    """The one batch of a selection of one run per axis touching at most ``size`` chunks,
+    built from the grid's per-axis tuples; ``None`` if it touches more."""
+    per_axis = [
+        grid.axis_projections(g.axis, g.start, g.step, g.count, shape[g.axis]) for g in runs
+    ]
+    total = 1
+    for entries in per_axis:
+        total *= len(entries)
+    if total > size:
+        return None
+    combos = list(product(*per_axis))
+    return ChunkBatch(
+        np.array([[e[0] for e in combo] for combo in combos], np.int64).reshape(total, len(runs)),
+        np.array([all(e[3] for e in combo) for combo in combos], dtype=bool),
+        [tuple(e[1] for e in combo) for combo in combos],
+        [tuple(e[2] for e in combo) for combo in combos],
+    )
+
+
+def _batch(
+    parts: Sequence[_Projected], where: Sequence[np.ndarray], ndim: int, simple: bool
+) -> ChunkBatch:
+    """The chunks at positions ``where`` (one index array per group) of the product."""
+    n = len(where[0])
+    coords = np.empty((n, ndim), dtype=np.int64)
+    complete = np.ones(n, dtype=bool)
+    inner: list[list[Any]] = [[]] * ndim
+    outs: list[list[Any]] = []
+    multi: np.ndarray | None = None
+    for part, pos in zip(parts, where):
+        coords[:, part.axes] = part.coords[pos]
+        complete &= part.complete[pos]
+        selections, column_out, many = part.take(pos)
+        for axis, column in zip(part.axes, selections):
+            inner[axis] = column
+        outs.append(column_out)
+        if many is not None:
+            multi = many if multi is None else multi | many
+    chunk_selections = list(zip(*inner))
+    out_groups = list(zip(*outs))
+    if multi is None or not multi.any():
+        return ChunkBatch(coords, complete, chunk_selections, out_groups)
+    fancy = [False] * n
+    groups: list[Any] = [None] * n
+    out_selections: list[Any] = list(out_groups)
+    axes_of = [part.axes for part in parts]
+    for i in np.flatnonzero(multi).tolist():
+        sel, out = chunk_selections[i], out_groups[i]
+        if all(isinstance(ix, slice) for ix in (*sel, *out)):
+            continue
+        fancy[i] = True
+        groups[i] = out
+        if not simple:  # broadcast every index over the buffer's dimensions
+            buffer_dim = [0] * ndim
+            for b, group_axes in enumerate(axes_of):
+                for axis in group_axes:
+                    buffer_dim[axis] = b
+            chunk_selections[i] = tuple(
+                _spread(_as_index(ix), buffer_dim[axis], len(parts)) for axis, ix in enumerate(sel)
             )
-        ]
-    if len(g.axes) == 1:
-        chunks, offsets = grid.axis_locate(g.axes[0], g.coords[0])
-        order, chunk_index, bounds, _ = points_chunks(chunks.astype(np.int64, copy=False), 1)
-        in_chunk = offsets[order]
-        return [
-            ((int(c),), (_run_or(in_chunk[bounds[i]:bounds[i + 1]]),),
-             _run_or(order[bounds[i]:bounds[i + 1]]), False)
-            for i, c in enumerate(chunk_index)
-        ]
-    located = [grid.axis_locate(axis, c) for axis, c in zip(g.axes, g.coords)]
-    chunk_coords = [c for c, _ in located]
-    grid_shape = [grid.grid_shape(shape)[axis] for axis in g.axes]
-    if np.prod(np.asarray(grid_shape, dtype=float)) < 2**62:
-        keys = np.ravel_multi_index(chunk_coords, grid_shape)
-    else:  # too many chunks for one linear key: rank the distinct chunk coordinates
-        _, keys = np.unique(np.stack(chunk_coords, axis=1), axis=0, return_inverse=True)
-        keys = keys.reshape(-1)
-    order, _, bounds, _ = points_chunks(keys.astype(np.int64), 1)
-    parts = []
-    for i in range(len(bounds) - 1):
-        positions = order[bounds[i]:bounds[i + 1]]
-        first = positions[0]
-        parts.append((
-            tuple(int(c[first]) for c in chunk_coords),
-            tuple(offset[positions] for _, offset in located),
-            positions,
-            False,
-        ))
-    return parts
+            out_selections[i] = np.ix_(*map(_as_index, out))
+    return ChunkBatch(coords, complete, chunk_selections, out_selections, fancy, groups)
+
+
+class _Projected(ABC):
+    """One layout group projected onto the grid: ``n`` entries (chunks along the group's
+    axes), each with its chunk coordinates on ``axes`` and complete flag, and
+    :meth:`take` building their in-chunk and buffer selections."""
+
+    axes: list[int]
+    n: int
+    coords: np.ndarray  # (n, len(axes)) int64
+    complete: np.ndarray  # (n,) bool
+
+    @abstractmethod
+    def take(self, pos: np.ndarray) -> tuple[list[list[Any]], list[Any], np.ndarray | None]:
+        """For entries ``pos``: the in-chunk selection per axis, the buffer selection, and
+        which of them select several points (``None``: none can)."""
+
+
+class _RunProjection(_Projected):
+    def __init__(self, grid: Any, g: Run, dim_len: int) -> None:
+        chunk, start, count, out, complete = grid.axis_slice_chunks(
+            g.axis, g.start, g.step, g.count, dim_len
+        )
+        self.axes = [g.axis]
+        self.n = len(chunk)
+        self.coords = chunk.reshape(-1, 1)
+        self.complete = complete.astype(bool)
+        self.step = g.step
+        self.start, self.count, self.out = start, count, out
+
+    def take(self, pos: np.ndarray) -> tuple[list[list[Any]], list[Any], np.ndarray | None]:
+        start, count, out = self.start[pos], self.count[pos], self.out[pos]
+        stop = start + (count - 1) * self.step + 1
+        inner = list(map(slice, start.tolist(), stop.tolist(), repeat(self.step)))
+        return [inner], list(map(slice, out.tolist(), (out + count).tolist())), None
+
+
+class _PointsProjection(_Projected):
+    def __init__(self, grid: Any, shape: tuple[int, ...], g: Points, simple: bool) -> None:
+        located = [grid.axis_locate(axis, c) for axis, c in zip(g.axes, g.coords)]
+        if len(g.axes) == 1:
+            keys = located[0][0]
+        else:
+            chunk_coords = [c for c, _ in located]
+            grid_shape = [grid.grid_shape(shape)[axis] for axis in g.axes]
+            if np.prod(np.asarray(grid_shape, dtype=float)) < 2**62:
+                keys = np.ravel_multi_index(chunk_coords, grid_shape)
+            else:  # too many chunks for one linear key: rank the distinct chunk coordinates
+                _, keys = np.unique(
+                    np.stack(chunk_coords, axis=1), axis=0, return_inverse=True
+                )
+                keys = keys.reshape(-1)
+        order, _, bounds, _ = points_chunks(np.asarray(keys).astype(np.int64, copy=False), 1)
+        first = order[bounds[:-1]]
+        self.axes = list(g.axes)
+        self.n = len(first)
+        self.coords = np.stack([c[first] for c, _ in located], axis=1).astype(np.int64)
+        self.complete = np.zeros(self.n, dtype=bool)
+        self.order, self.bounds = order, bounds
+        self.offsets = [offset[order] for _, offset in located]  # grouped by chunk
+        #: On one axis, a chunk's points are selected by a slice where they are
+        #: consecutive (one point: a slice of one), as a run would be.
+        self.runs = len(g.axes) == 1
+
+    def take(self, pos: np.ndarray) -> tuple[list[list[Any]], list[Any], np.ndarray | None]:
+        begin, end = self.bounds[pos], self.bounds[pos + 1]
+        if self.runs:
+            many = end - begin > 1
+            first = self.offsets[0][begin]
+            inner: list[list[Any]] = [
+                list(map(slice, first.tolist(), (first + 1).tolist(), repeat(1)))
+            ]
+            out_lo = self.order[begin]
+            out: list[Any] = list(map(slice, out_lo.tolist(), (out_lo + 1).tolist()))
+        else:
+            many = np.ones(len(pos), dtype=bool)
+            inner = [[None] * len(pos) for _ in self.offsets]
+            out = [None] * len(pos)
+        for i in np.flatnonzero(many).tolist():
+            b, e = int(begin[i]), int(end[i])
+            positions = self.order[b:e]
+            if self.runs:
+                inner[0][i] = _run_or(self.offsets[0][b:e])
+                out[i] = _run_or(positions)
+            else:
+                for column, offset in zip(inner, self.offsets):
+                    column[i] = offset[b:e]
+                out[i] = positions
+        return inner, out, many
+
+
+def _project(grid: Any, shape: tuple[int, ...], g: Group, simple: bool) -> _Projected:
+    if isinstance(g, Run):
+        return _RunProjection(grid, g, shape[g.axis])
+    return _PointsProjection(grid, shape, g, simple)
 
 
 def _run_or(index: np.ndarray) -> Any:

@@ -6,6 +6,18 @@ that the real path (symlinks resolved) lies inside the real root before any read
 or delete; a symlink in the store that leads outside is refused. Deletions never follow
 symlinks, and the root directory itself is never removed.
 
+Reads (``get``, ``get_many``, whole or byte ranges) prove the same in the kernel where
+Linux has ``openat2(2)`` (5.6 and later): the key is opened relative to a descriptor of
+the root with ``RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS``, which fails (``EXDEV``,
+``ELOOP``) instead of resolving a link or ``..`` that leaves the root, so a read costs
+no ``lstat`` per component. Any failure of that open other than "absent" (a link that
+leaves, ``EAGAIN`` after a concurrent rename, an error) sends the read through
+:meth:`LocalStore._path` as before, which then decides with its own checks; ``ENOSYS``,
+``EPERM`` (a seccomp filter), ``EINVAL`` or ``E2BIG`` turn ``openat2`` off for the
+process. The root's descriptor is checked against the root path (device and inode, by
+one ``lstat`` per call or batch) so a root removed, renamed or replaced by a link is
+never read through a stale descriptor.
+
 Writes are atomic: the value goes to a temporary file in the target directory, named
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
 then renamed over the target with :func:`os.replace`.
@@ -26,9 +38,12 @@ import contextlib
 import errno
 import os
 import stat
+import sys
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from zarrx._core.files import open_beneath, read_beneath
 from zarrx.abc.store import ByteRange, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
@@ -52,11 +67,52 @@ _ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
+#: Whether reads may try ``openat2`` (Linux only; turned off for the process once the
+#: kernel, the C library or a seccomp filter is found to lack it). Tests set it to force
+#: the checked path.
+use_openat2 = sys.platform.startswith("linux")
+_OPENAT2_UNSUPPORTED = frozenset({errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG})
+_ROOT_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_PATH", os.O_RDONLY) if (
+    hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
+) else 0
+_CHECK = object()  # openat2 could not decide: read through the checked path
+
+
 def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
     """Read a regular file, or only the requested part of it; ``None`` if it is absent."""
     try:
         # O_NONBLOCK: a FIFO planted in the store must not hang the open.
-        with open(os.open(path, _READ_FLAGS), "rb", buffering=0) as f:
+        fd = os.open(path, _READ_FLAGS)
+    except _ABSENT:
+        return None
+    except OSError as error:
+        raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+    return _read_open(fd, byte_range, key, path)
+
+
+def _read_beneath(dirfd: int, key: str, byte_range: ByteRange | None) -> Any:
+    """:func:`_read` of ``key`` below the root's descriptor through ``openat2``, or
+    :data:`_CHECK` when that open fails for any reason but an absent file."""
+    global use_openat2
+    name = os.fsencode(key)
+    try:
+        if byte_range is None:
+            return read_beneath(dirfd, name)
+        fd = open_beneath(dirfd, name)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        if error.errno in _OPENAT2_UNSUPPORTED:
+            use_openat2 = False
+        return _CHECK
+    return _read_open(fd, byte_range, key, key)
+
+
+def _read_open(fd: int, byte_range: ByteRange | None, key: str, path: str) -> bytes | None:
+    """Read the open file ``fd`` (closed here) whole or in part; ``None`` if it is not
+    a regular file."""
+    try:
+        with open(fd, "rb", buffering=0) as f:
             info = os.fstat(f.fileno())
             if not stat.S_ISREG(info.st_mode):
                 return None
@@ -120,6 +176,9 @@ class LocalStore(Store):
         self._root = os.path.realpath(os.fspath(root))
         self._root_sep = self._root.rstrip(os.sep) + os.sep
         self._name_max = _name_max(self._root)
+        self._root_fd: tuple[int, int, int] | None = None  # (descriptor, st_dev, st_ino)
+        self._retired_fds: builtins.list[int] = []  # may still be in use by a reader
+        self._fd_lock = threading.Lock()
 
     @property
     def root(self) -> Path:
@@ -191,20 +250,79 @@ class LocalStore(Store):
             next_sep = path.find(os.sep, end + 1)
             end = len(path) if next_sep < 0 else next_sep
 
+    def _beneath_fd(self) -> int | None:
+        """A descriptor of the root for ``openat2``, proven to be the root's directory
+        now (the same device and inode as the root path, which is no link); ``None``
+        when reads must take the checked path."""
+        if not use_openat2:
+            return None
+        try:
+            info = os.lstat(self._root)
+        except OSError:
+            return None  # no root (yet): nothing to read below it either
+        held = self._root_fd
+        if held is not None and held[1] == info.st_dev and held[2] == info.st_ino:
+            return held[0]
+        with self._fd_lock:
+            try:
+                fd = os.open(self._root, _ROOT_FLAGS)  # O_NOFOLLOW: never through a link
+            except OSError:
+                return None
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                os.close(fd)  # replaced meanwhile
+                return None
+            if self._root_fd is not None:
+                # Another thread may be reading through it: closed with the store.
+                self._retired_fds.append(self._root_fd[0])
+            self._root_fd = (fd, opened.st_dev, opened.st_ino)
+            return fd
+
+    def __del__(self) -> None:
+        held = getattr(self, "_root_fd", None)
+        for fd in [*getattr(self, "_retired_fds", ()), *([held[0]] if held else [])]:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.update(_root_fd=None, _retired_fds=[], _fd_lock=None)  # descriptors stay here
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _fd_lock=threading.Lock())
+
+    def _read_key(
+        self, dirfd: int | None, key: str, byte_range: ByteRange | None
+    ) -> bytes | None:
+        """Read a key already validated: through ``openat2`` when ``dirfd`` is given and
+        it can decide, else through the checked path."""
+        if dirfd is not None:
+            value = _read_beneath(dirfd, key, byte_range)
+            if value is not _CHECK:
+                return value
+        return _read(self._path(key), byte_range, key)
+
     # -- readable -----------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
-        return _read(self._path(key), byte_range, key)
+        validate_key(key)  # refused before any I/O
+        return self._read_key(self._beneath_fd(), key, byte_range)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
         """Reads run concurrently when there are several (file reads release the GIL)."""
-        jobs = [(self._path(key), byte_range, key) for key, byte_range in requests]
-        if len(jobs) < _MIN_CONCURRENT_READS:
-            return [_read(*job) for job in jobs]
+        for key, _ in requests:
+            validate_key(key)  # every key refused before any read
+        dirfd = self._beneath_fd()
+        if len(requests) < _MIN_CONCURRENT_READS:
+            return [self._read_key(dirfd, key, r) for key, r in requests]
+
+        def read_part(part: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
+            return [self._read_key(dirfd, key, r) for key, r in part]
+
         # One task per slice, not per key: a thousand small reads are not a thousand hand-offs.
-        size = -(-len(jobs) // IO_THREADS)
-        slices = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-        results = io_pool().map(lambda part: [_read(*job) for job in part], slices)
-        return [value for part in results for value in part]
+        size = -(-len(requests) // IO_THREADS)
+        slices = [requests[i:i + size] for i in range(0, len(requests), size)]
+        return [value for part in io_pool().map(read_part, slices) for value in part]
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
