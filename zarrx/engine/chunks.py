@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
+from zarrx.chunk_grids.regular import RegularChunkGrid
+from zarrx.codecs.sharding import ShardingCodec, ShardLayout
 from zarrx.metadata.model import ArrayMetadata
 from zarrx.runtime.elements import Elements
 
@@ -31,18 +34,17 @@ class ChunkStore:
         grid: Any = self.meta.chunk_grid
         return ChunkSpec(grid.chunk_shape_at(coords), self.meta.dtype, self.meta.fill_value)
 
-    def partial_codec(self, coords: tuple[int, ...]) -> Any:
-        """The array→bytes codec when it can decode part of a chunk from byte ranges
-        (sharding) and nothing else in the chain needs the whole value; else ``None``."""
-        chain = self.meta.codecs.prepare(self.spec(coords))
-        if chain.array_array or chain.bytes_bytes or not chain.array_bytes.partial_decode:
+    @cached_property
+    def shards(self) -> ShardLayout | None:
+        """The shard layout when the array's codecs are one ``sharding_indexed`` codec on a
+        regular grid: the engine then reads and writes inner chunks (:mod:`.shards`).
+        ``None`` otherwise: a shard nested in a longer chain is one opaque chunk."""
+        codecs = self.meta.codecs.codecs
+        grid = self.meta.chunk_grid
+        if len(codecs) != 1 or not isinstance(codecs[0], ShardingCodec):
             return None
-        return chain.array_bytes
-
-    def fetch(self, key: str) -> Any:
-        """A function reading byte ranges of ``key`` in one batched request."""
-
-        def fetch_ranges(ranges: Any) -> list[bytes | None]:
-            return self.store.get_many([(key, r) for r in ranges])
-
-        return fetch_ranges
+        if not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
+            return None
+        spec = self.spec((0,) * len(self.meta.shape))
+        sharding: ShardingCodec = self.meta.codecs.prepare(spec).array_bytes  # type: ignore[assignment]
+        return sharding.layout(spec)

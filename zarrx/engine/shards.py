@@ -1,0 +1,328 @@
+"""Sharded arrays, read and written inner chunk by inner chunk, as tensorstore does: a
+shard is a small store of inner chunks (:class:`~zarrx.codecs.sharding.ShardLayout`), and
+the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
+
+- **Planning**: a selection of runs is planned over the shard grid, then each shard's
+  share over its inner chunks (so the inner chunks of one shard come together, and a
+  shard the selection covers whole is known as such); a selection with index arrays is
+  planned over the grid of inner chunks (points grouped by inner chunk) and its inner
+  chunks grouped by shard.
+- **Reads**, per batch: every shard read whole (one plain read) and every index needed
+  in one ``get_many``; then the inner chunks' byte ranges in another, adjacent ranges of
+  one shard merged into one read (:mod:`zarrx.stores.ranges`); then each inner chunk is
+  decoded into its place with the :func:`~zarrx.runtime.place.place` chunks use. An
+  absent shard, or an inner chunk without an index entry, is the fill value.
+- **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_update`: inner chunks
+  the write does not touch keep their stored bytes, covered ones are encoded from the
+  value (before the update, concurrently), partly covered ones are read, modified and
+  written; a shard left without inner chunks is erased. A shard covered whole is
+  written without a read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from zarrx import config
+from zarrx.abc.store import ByteRange, Snapshot
+from zarrx.codecs.sharding import ShardLayout
+from zarrx.engine.chunks import ChunkStore
+from zarrx.engine.update import background_puts, covers, new_chunk
+from zarrx.errors import CodecError
+from zarrx.runtime.executor import run_all
+from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
+from zarrx.selection.layout import Layout, Points
+from zarrx.stores.ranges import coalesced
+
+Coords = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ShardPart:
+    """One shard's share of a selection."""
+
+    key: str
+    coords: Coords  # in the shard grid
+    #: The inner chunks' projections: ``coords`` inside the shard, ``out_selection`` in
+    #: the selection's buffer.
+    items: list[ChunkProjection]
+    #: Every element of the shard inside the array is selected.
+    complete: bool
+
+
+def shard_parts(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> Iterator[ShardPart]:
+    """The shards the selection of ``layout`` touches, with the inner chunks it needs of
+    each (a shard may come more than once for a selection with index arrays)."""
+    meta = cs.meta
+    if any(isinstance(g, Points) for g in layout.groups):
+        yield from _by_shard(cs, shards, plan(shards.grid, meta.shape, layout))
+        return
+    for sp in plan(meta.chunk_grid, meta.shape, layout):
+        yield _split(cs, shards, sp)
+
+
+def inner_projections(
+    cs: ChunkStore, shards: ShardLayout, layout: Layout
+) -> Iterator[tuple[str, Coords, ChunkProjection]]:
+    """The inner chunks a selection touches, shard by shard: the shard's key, the inner
+    chunk's coordinates in the array's grid of inner chunks, and its projection."""
+    per_shard = shards.chunks_per_shard
+    for part in shard_parts(cs, shards, layout):
+        for p in part.items:
+            yield part.key, tuple(s * n + c for s, n, c in zip(part.coords, per_shard,
+                                                               p.coords)), p
+
+
+def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPart:
+    """A shard's projection (runs) split over its inner chunks."""
+    shard_shape = shards.spec.shape
+    extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
+    items = []
+    for ip in plan_ranges(shards.grid, extent, sp.chunk_selection):
+        out = tuple(slice(o.start + i.start, o.start + i.stop)
+                    for o, i in zip(sp.out_selection, ip.out_selection))
+        items.append(ChunkProjection(ip.coords, ip.chunk_selection, out, ip.complete))
+    return ShardPart(cs.key(sp.coords), sp.coords, items, sp.complete)
+
+
+def _by_shard(
+    cs: ChunkStore, shards: ShardLayout, projections: Iterable[ChunkProjection]
+) -> Iterator[ShardPart]:
+    """Inner chunks of the array's inner grid, grouped by shard a batch at a time."""
+    per_shard = shards.chunks_per_shard
+    it = iter(projections)
+    while True:
+        groups: dict[Coords, list[ChunkProjection]] = {}
+        for _, p in zip(range(config.get("batch_chunks")), it):
+            shard = tuple(c // n for c, n in zip(p.coords, per_shard))
+            local = tuple(c % n for c, n in zip(p.coords, per_shard))
+            groups.setdefault(shard, []).append(ChunkProjection(
+                local, p.chunk_selection, p.out_selection, p.complete, p.fancy, p.groups))
+        if not groups:
+            return
+        for shard, items in groups.items():
+            yield ShardPart(cs.key(shard), shard, items, False)
+
+
+def _batches(parts: Iterable[ShardPart]) -> Iterator[list[ShardPart]]:
+    """Whole shards in batches of about ``batch_chunks`` inner chunks."""
+    batch: list[ShardPart] = []
+    size = 0
+    limit = config.get("batch_chunks")
+    for part in parts:
+        batch.append(part)
+        size += len(part.items)
+        if size >= limit:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+@contextmanager
+def _naming(cs: ChunkStore, key: str) -> Iterator[None]:
+    """Codec errors name the array and the shard."""
+    try:
+        yield
+    except CodecError as e:
+        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+
+
+def _get_many(cs: ChunkStore, requests: Sequence[tuple[str, ByteRange | None]]) -> list[Any]:
+    if not requests:
+        return []
+    values = cs.store.get_many(requests)
+    if len(values) != len(requests):
+        raise CodecError(
+            f"{cs.node}: the store answered {len(values)} of {len(requests)} reads of "
+            "shards: the data read is truncated"
+        )
+    return list(values)
+
+
+# -- reading ---------------------------------------------------------------------------------
+def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.ndarray) -> None:
+    """Fill ``out`` (the selection's buffer) from the inner chunks the selection needs."""
+    indexes: dict[str, np.ndarray | None] = {}  # a shard may come in several batches
+    for batch in _batches(shard_parts(cs, shards, layout)):
+        _read_batch(cs, shards, batch, out, indexes)
+
+
+def _read_batch(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    batch: list[ShardPart],
+    out: np.ndarray,
+    indexes: dict[str, np.ndarray | None],
+) -> None:
+    # 1. Shards read whole (one plain read each: no index first) and the indexes of the
+    #    others, in one batch.
+    first: list[tuple[str, ByteRange | None]] = []
+    for part in batch:
+        if part.complete:
+            first.append((part.key, None))
+        elif part.key not in indexes:
+            indexes[part.key] = None
+            first.append((part.key, shards.index_range))
+    whole: dict[str, Any] = {}
+    for (key, byte_range), value in zip(first, _get_many(cs, first)):
+        if byte_range is None:
+            whole[key] = value
+        elif value is not None:
+            with _naming(cs, key):
+                indexes[key] = shards.decode_index(value, None)
+    # 2. The inner chunks' byte ranges, adjacent ones of a shard merged into one read.
+    work: list[tuple[str, ChunkProjection, Any]] = []
+    wanted: list[tuple[int, tuple[str, ByteRange]]] = []
+    for part in batch:
+        key = part.key
+        if part.complete:
+            value = whole[key]
+            stored: dict[Coords, Any] = {}
+            if value is not None:
+                with _naming(cs, key):
+                    stored = shards.stored(value, shards.index_of(value))
+            work += [(key, p, stored.get(p.coords)) for p in part.items]
+            continue
+        index = indexes[key]
+        for p in part.items:
+            entry = None if index is None else shards.entry(index, p.coords)
+            if entry is not None:
+                wanted.append((len(work), (key, entry)))
+            work.append((key, p, None))
+    if wanted:
+        requests = [request for _, request in wanted]
+        fetches, answer = coalesced(requests, gap=0)
+        for (i, (key, entry)), value in zip(wanted, answer(_get_many(cs, fetches))):
+            _, p, _ = work[i]
+            if value is None or len(value) != entry.length:
+                raise CodecError(
+                    f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
+                    f"index says {entry.length} bytes, {0 if value is None else len(value)} "
+                    "were read"
+                )
+            work[i] = (key, p, value)
+    # 3. Each inner chunk decoded into its place.
+    run_all(partial(_place, cs, shards, out), work)
+
+
+def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray,
+           item: tuple[str, ChunkProjection, Any]) -> None:
+    key, p, data = item
+    with _naming(cs, key):
+        shards.place(p, data, out)
+
+
+# -- writing ---------------------------------------------------------------------------------
+def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.ndarray) -> None:
+    """Write ``value`` (the selection's buffer) into the inner chunks the selection names,
+    one atomic update per shard (see the module's docstring)."""
+    write_empty = config.get("write_empty_chunks")
+    with background_puts(cs.store) as put:
+        for batch in _batches(shard_parts(cs, shards, layout)):
+            _write_batch(cs, shards, batch, value, write_empty, put)
+
+
+def _write_batch(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    batch: list[ShardPart],
+    value: np.ndarray,
+    write_empty: bool,
+    put: Callable[[str, Any], None],
+) -> None:
+    inner_shape = shards.chunk_shape
+    per_shard = math.prod(shards.chunks_per_shard)
+    # Inner chunks the value covers need nothing stored: encoded first, all at once.
+    covered = [(part.key, p) for part in batch for p in part.items
+               if p.complete and covers(p, inner_shape)]
+    encoded: dict[tuple[str, Coords], Any] = {}
+
+    def encode(item: tuple[str, ChunkProjection]) -> None:
+        key, p = item
+        encoded[key, p.coords] = new_chunk(shards.inner, shards.elements, value, p, None,
+                                           False, "")
+
+    run_all(encode, covered)
+    partly: list[ShardPart] = []
+    for part in batch:
+        if len(part.items) == per_shard and all((part.key, p.coords) in encoded
+                                                for p in part.items):
+            entries = {p.coords: encoded[part.key, p.coords] for p in part.items}
+            shard = _shard_bytes(shards, entries, write_empty)
+            if shard is None:
+                cs.store.erase(part.key)
+            else:
+                put(part.key, shard)
+        else:
+            partly.append(part)
+    if not partly:
+        return
+    ahead = cs.store.prefetch_for_update([part.key for part in partly])
+    items = [(part, ahead.get(part.key)) for part in partly]
+    run_all(partial(_update, cs, shards, value, write_empty, encoded), items)
+
+
+def _update(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    value: np.ndarray,
+    write_empty: bool,
+    encoded: dict[tuple[str, Coords], Any],
+    item: tuple[ShardPart, Snapshot | None],
+) -> None:
+    part, ahead = item
+    cs.store.atomic_update(
+        part.key, partial(_new_shard, cs, shards, value, write_empty, encoded, part), ahead
+    )
+
+
+def _new_shard(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    value: np.ndarray,
+    write_empty: bool,
+    encoded: dict[tuple[str, Coords], Any],
+    part: ShardPart,
+    existing: bytes | None,
+) -> Any:
+    """The shard ``part`` leaves of the stored shard ``existing`` (``None``: absent):
+    untouched inner chunks as they are stored, covered ones as encoded ahead, partly
+    covered ones read, modified and encoded. ``None``: erase it (no inner chunk left)."""
+    key = part.key
+    entries: dict[Coords, Any] = {}
+    if existing is not None:
+        with _naming(cs, key):
+            entries = shards.stored(existing, shards.index_of(existing))
+    stored = dict(entries)
+    partly = []
+    for p in part.items:
+        if (key, p.coords) in encoded:
+            entries[p.coords] = encoded[key, p.coords]
+        else:
+            partly.append(p)
+    name = f"{cs.node}: chunk {key!r}: inner chunk"
+
+    def modify(p: ChunkProjection) -> None:
+        entries[p.coords] = new_chunk(shards.inner, shards.elements, value, p,
+                                      stored.get(p.coords), False, f"{name} {p.coords}")
+
+    run_all(modify, partly)  # concurrently when this shard is the only work
+    if existing is not None and not cs.store.conditional_erase:
+        write_empty = True  # a stored shard left empty is written, where it cannot be erased
+    return _shard_bytes(shards, entries, write_empty)
+
+
+def _shard_bytes(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool) -> Any:
+    """The stored shard of ``entries``, or ``None`` when it holds no inner chunk (and
+    empty shards are not written)."""
+    if not write_empty and all(v is None for v in entries.values()):
+        return None
+    return shards.assemble(entries)
