@@ -4,14 +4,15 @@ the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
 
 - **Planning**: a selection of runs is planned over the shard grid, then each shard's
   share over its inner chunks (so the inner chunks of one shard come together, and a
-  shard the selection covers whole is known as such); a selection with index arrays is
-  planned over the grid of inner chunks (points grouped by inner chunk) and its inner
-  chunks grouped by shard.
-- **Reads**, per batch: every shard read whole (one plain read) and every index needed
-  in one ``get_many``; then the inner chunks' byte ranges in another, adjacent ranges of
-  one shard merged into one read (:mod:`zarrx.stores.ranges`); then each inner chunk is
-  decoded into its place with the :func:`~zarrx.runtime.place.place` chunks use. An
-  absent shard, or an inner chunk without an index entry, is the fill value.
+  shard whose inner chunks are all needed is known as such); a selection with index
+  arrays is planned over the grid of inner chunks (points grouped by inner chunk) and its
+  inner chunks grouped by shard.
+- **Reads**, per batch: the shards whose inner chunks are all needed (each one plain
+  read, no index first) and the other shards' indexes in one ``get_many``; then the
+  inner chunks' byte ranges in another, adjacent ranges of one shard merged into one
+  read (:mod:`zarrx.stores.ranges`); then each inner chunk is decoded into its place
+  with the :func:`~zarrx.runtime.place.place` chunks use. An absent shard, or an inner
+  chunk without an index entry, is the fill value.
 - **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_update`: inner chunks
   the write does not touch keep their stored bytes, covered ones are encoded from the
   value (before the update, concurrently), partly covered ones are read, modified and
@@ -53,8 +54,9 @@ class ShardPart:
     #: The inner chunks' projections: ``coords`` inside the shard, ``out_selection`` in
     #: the selection's buffer.
     items: list[ChunkProjection]
-    #: Every element of the shard inside the array is selected.
-    complete: bool
+    #: Every inner chunk of the shard inside the array is touched: the shard is read
+    #: whole, in one request, with no index read first.
+    read_whole: bool
 
 
 def shard_parts(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> Iterator[ShardPart]:
@@ -89,7 +91,8 @@ def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPar
         out = tuple(slice(o.start + i.start, o.start + i.stop)
                     for o, i in zip(sp.out_selection, ip.out_selection))
         items.append(ChunkProjection(ip.coords, ip.chunk_selection, out, ip.complete))
-    return ShardPart(cs.key(sp.coords), sp.coords, items, sp.complete)
+    held = math.prod(-(-e // c) for e, c in zip(extent, shards.chunk_shape))
+    return ShardPart(cs.key(sp.coords), sp.coords, items, len(items) == held)
 
 
 def _by_shard(
@@ -166,7 +169,7 @@ def _read_batch(
     #    others, in one batch.
     first: list[tuple[str, ByteRange | None]] = []
     for part in batch:
-        if part.complete:
+        if part.read_whole:
             first.append((part.key, None))
         elif part.key not in indexes:
             indexes[part.key] = None
@@ -183,7 +186,7 @@ def _read_batch(
     wanted: list[tuple[int, tuple[str, ByteRange]]] = []
     for part in batch:
         key = part.key
-        if part.complete:
+        if part.read_whole:
             value = whole[key]
             stored: dict[Coords, Any] = {}
             if value is not None:
