@@ -114,14 +114,16 @@ def _by_shard(
             yield ShardPart(cs.key(shard), shard, items, False)
 
 
-def _batches(parts: Iterable[ShardPart]) -> Iterator[list[ShardPart]]:
-    """Whole shards in batches of about ``batch_chunks`` inner chunks."""
+def _batches(parts: Iterable[ShardPart], held: Callable[[ShardPart], int]
+             ) -> Iterator[list[ShardPart]]:
+    """Whole shards in batches holding about ``batch_chunks`` inner chunks (``held``: how
+    many a shard's part holds in memory at once)."""
     batch: list[ShardPart] = []
     size = 0
     limit = config.get("batch_chunks")
     for part in parts:
         batch.append(part)
-        size += len(part.items)
+        size += held(part)
         if size >= limit:
             yield batch
             batch, size = [], 0
@@ -152,9 +154,18 @@ def _get_many(cs: ChunkStore, requests: Sequence[tuple[str, ByteRange | None]]) 
 
 # -- reading ---------------------------------------------------------------------------------
 def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.ndarray) -> None:
-    """Fill ``out`` (the selection's buffer) from the inner chunks the selection needs."""
+    """Fill ``out`` (the selection's buffer) from the inner chunks the selection needs.
+
+    A shard read whole is read by the chunk thread that decodes it, as a chunk is, so
+    reads and decoding overlap and each shard is freed once placed; on stores with
+    batched reads, it is fetched with the batch's indexes."""
     indexes: dict[str, np.ndarray | None] = {}  # a shard may come in several batches
-    for batch in _batches(shard_parts(cs, shards, layout)):
+    batched = cs.store.batched_reads
+
+    def held(part: ShardPart) -> int:
+        return 1 if part.read_whole and not batched else len(part.items)
+
+    for batch in _batches(shard_parts(cs, shards, layout), held):
         _read_batch(cs, shards, batch, out, indexes)
 
 
@@ -165,12 +176,14 @@ def _read_batch(
     out: np.ndarray,
     indexes: dict[str, np.ndarray | None],
 ) -> None:
-    # 1. Shards read whole (one plain read each: no index first) and the indexes of the
-    #    others, in one batch.
+    # 1. The indexes of shards read in part (and, on stores with batched reads, the
+    #    shards read whole), in one batch.
+    batched = cs.store.batched_reads
     first: list[tuple[str, ByteRange | None]] = []
     for part in batch:
         if part.read_whole:
-            first.append((part.key, None))
+            if batched:
+                first.append((part.key, None))
         elif part.key not in indexes:
             indexes[part.key] = None
             first.append((part.key, shards.index_range))
@@ -182,45 +195,59 @@ def _read_batch(
             with _naming(cs, key):
                 indexes[key] = shards.decode_index(value, None)
     # 2. The inner chunks' byte ranges, adjacent ones of a shard merged into one read.
-    work: list[tuple[str, ChunkProjection, Any]] = []
-    wanted: list[tuple[int, tuple[str, ByteRange]]] = []
+    work: list[Callable[[], None]] = []
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange]] = []
     for part in batch:
         key = part.key
         if part.read_whole:
-            value = whole[key]
-            stored: dict[Coords, Any] = {}
-            if value is not None:
-                with _naming(cs, key):
-                    stored = shards.stored(value, shards.index_of(value))
-            work += [(key, p, stored.get(p.coords)) for p in part.items]
+            work.append(partial(_place_shard, cs, shards, out, part, whole.get(key, _UNREAD)))
             continue
         index = indexes[key]
         for p in part.items:
             entry = None if index is None else shards.entry(index, p.coords)
             if entry is not None:
-                wanted.append((len(work), (key, entry)))
-            work.append((key, p, None))
+                wanted.append((len(work), key, p, entry))
+            work.append(partial(_place, cs, shards, out, key, p, None))
     if wanted:
-        requests = [request for _, request in wanted]
+        requests = [(key, entry) for _, key, _, entry in wanted]
         fetches, answer = coalesced(requests, gap=0)
-        for (i, (key, entry)), value in zip(wanted, answer(_get_many(cs, fetches))):
-            _, p, _ = work[i]
+        for (i, key, p, entry), value in zip(wanted, answer(_get_many(cs, fetches))):
             if value is None or len(value) != entry.length:
                 raise CodecError(
                     f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
                     f"index says {entry.length} bytes, {0 if value is None else len(value)} "
                     "were read"
                 )
-            work[i] = (key, p, value)
+            work[i] = partial(_place, cs, shards, out, key, p, value)
     # 3. Each inner chunk decoded into its place.
-    run_all(partial(_place, cs, shards, out), work)
+    run_all(_call, work)
 
 
-def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray,
-           item: tuple[str, ChunkProjection, Any]) -> None:
-    key, p, data = item
+_UNREAD = object()
+
+
+def _call(task: Callable[[], None]) -> None:
+    task()
+
+
+def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, key: str,
+           p: ChunkProjection, data: Any) -> None:
     with _naming(cs, key):
         shards.place(p, data, out)
+
+
+def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: ShardPart,
+                 value: Any) -> None:
+    """Every inner chunk of a shard read whole (here, unless it was read ahead)."""
+    key = part.key
+    if value is _UNREAD:
+        value = cs.store.get(key)
+    stored: dict[Coords, Any] = {}
+    if value is not None:
+        with _naming(cs, key):
+            stored = shards.stored(value, shards.index_of(value))
+    # On the pool when this shard is the only work; in turn inside a chunk task.
+    run_all(lambda p: _place(cs, shards, out, key, p, stored.get(p.coords)), part.items)
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -229,8 +256,12 @@ def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.
     one atomic update per shard (see the module's docstring)."""
     write_empty = config.get("write_empty_chunks")
     with background_puts(cs.store) as put:
-        for batch in _batches(shard_parts(cs, shards, layout)):
+        for batch in _batches(shard_parts(cs, shards, layout), _inner_count):
             _write_batch(cs, shards, batch, value, write_empty, put)
+
+
+def _inner_count(part: ShardPart) -> int:
+    return len(part.items)
 
 
 def _write_batch(
