@@ -253,55 +253,59 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
 # -- writing ---------------------------------------------------------------------------------
 def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.ndarray) -> None:
     """Write ``value`` (the selection's buffer) into the inner chunks the selection names,
-    one atomic update per shard (see the module's docstring)."""
+    one atomic update per shard (see the module's docstring). Each shard is one task of
+    the chunk threads, as a chunk is; its inner chunks are encoded in turn inside it, or
+    on the pool when it is the only shard of the batch."""
     write_empty = config.get("write_empty_chunks")
+    per_shard = math.prod(shards.chunks_per_shard)
     with background_puts(cs.store) as put:
-        for batch in _batches(shard_parts(cs, shards, layout), _inner_count):
-            _write_batch(cs, shards, batch, value, write_empty, put)
+        for batch in _batches(shard_parts(cs, shards, layout), _one):
+            whole = [len(part.items) == per_shard
+                     and all(_covered(shards, p) for p in part.items) for part in batch]
+            partly = [part.key for part, w in zip(batch, whole) if not w]
+            ahead = cs.store.prefetch_for_update(partly) if partly else {}
+            tasks = [partial(_write_whole, cs, shards, value, write_empty, put, part) if w
+                     else partial(_update, cs, shards, value, write_empty, part,
+                                  ahead.get(part.key))
+                     for part, w in zip(batch, whole)]
+            run_all(_call, tasks)
 
 
-def _inner_count(part: ShardPart) -> int:
-    return len(part.items)
+def _one(part: ShardPart) -> int:
+    return 1
 
 
-def _write_batch(
+def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
+    """The write covers the inner chunk ``p``: it is encoded from the value alone."""
+    return p.complete and covers(p, shards.chunk_shape)
+
+
+def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart
+                    ) -> dict[Coords, Any]:
+    """The inner chunks of ``part`` the value covers, encoded (``None``: fill value)."""
+    encoded: dict[Coords, Any] = {}
+
+    def encode(p: ChunkProjection) -> None:
+        encoded[p.coords] = new_chunk(shards.inner, shards.elements, value, p, None, False, "")
+
+    run_all(encode, [p for p in part.items if _covered(shards, p)])
+    return encoded
+
+
+def _write_whole(
     cs: ChunkStore,
     shards: ShardLayout,
-    batch: list[ShardPart],
     value: np.ndarray,
     write_empty: bool,
     put: Callable[[str, Any], None],
+    part: ShardPart,
 ) -> None:
-    inner_shape = shards.chunk_shape
-    per_shard = math.prod(shards.chunks_per_shard)
-    # Inner chunks the value covers need nothing stored: encoded first, all at once.
-    covered = [(part.key, p) for part in batch for p in part.items
-               if p.complete and covers(p, inner_shape)]
-    encoded: dict[tuple[str, Coords], Any] = {}
-
-    def encode(item: tuple[str, ChunkProjection]) -> None:
-        key, p = item
-        encoded[key, p.coords] = new_chunk(shards.inner, shards.elements, value, p, None,
-                                           False, "")
-
-    run_all(encode, covered)
-    partly: list[ShardPart] = []
-    for part in batch:
-        if len(part.items) == per_shard and all((part.key, p.coords) in encoded
-                                                for p in part.items):
-            entries = {p.coords: encoded[part.key, p.coords] for p in part.items}
-            shard = _shard_bytes(shards, entries, write_empty)
-            if shard is None:
-                cs.store.erase(part.key)
-            else:
-                put(part.key, shard)
-        else:
-            partly.append(part)
-    if not partly:
-        return
-    ahead = cs.store.prefetch_for_update([part.key for part in partly])
-    items = [(part, ahead.get(part.key)) for part in partly]
-    run_all(partial(_update, cs, shards, value, write_empty, encoded), items)
+    """A shard the write covers: encoded and written, nothing read."""
+    shard = _shard_bytes(shards, _encode_covered(shards, value, part), write_empty)
+    if shard is None:
+        cs.store.erase(part.key)
+    else:
+        put(part.key, shard)
 
 
 def _update(
@@ -309,10 +313,12 @@ def _update(
     shards: ShardLayout,
     value: np.ndarray,
     write_empty: bool,
-    encoded: dict[tuple[str, Coords], Any],
-    item: tuple[ShardPart, Snapshot | None],
+    part: ShardPart,
+    ahead: Snapshot | None,
 ) -> None:
-    part, ahead = item
+    """A shard the write covers in part: the inner chunks it covers are encoded first
+    (they need nothing stored), then the shard is updated atomically."""
+    encoded = _encode_covered(shards, value, part)
     cs.store.atomic_update(
         part.key, partial(_new_shard, cs, shards, value, write_empty, encoded, part), ahead
     )
@@ -323,7 +329,7 @@ def _new_shard(
     shards: ShardLayout,
     value: np.ndarray,
     write_empty: bool,
-    encoded: dict[tuple[str, Coords], Any],
+    encoded: dict[Coords, Any],
     part: ShardPart,
     existing: bytes | None,
 ) -> Any:
@@ -338,8 +344,8 @@ def _new_shard(
     stored = dict(entries)
     partly = []
     for p in part.items:
-        if (key, p.coords) in encoded:
-            entries[p.coords] = encoded[key, p.coords]
+        if p.coords in encoded:
+            entries[p.coords] = encoded[p.coords]
         else:
             partly.append(p)
     name = f"{cs.node}: chunk {key!r}: inner chunk"
