@@ -209,9 +209,13 @@ def _read_batch(
                 wanted.append((len(work), key, p, entry))
             work.append(partial(_place, cs, shards, out, key, p, None))
     if wanted:
-        requests = [(key, entry) for _, key, _, entry in wanted]
-        fetches, answer = coalesced(requests, gap=0)
-        for (i, key, p, entry), value in zip(wanted, answer(_get_many(cs, fetches))):
+        requests: list[tuple[str, ByteRange | None]] = [(key, e) for _, key, _, e in wanted]
+        if len(requests) > 1:
+            fetches, answer = coalesced(requests, gap=0)
+            values = answer(_get_many(cs, fetches))
+        else:
+            values = _get_many(cs, requests)
+        for (i, key, p, entry), value in zip(wanted, values):
             if value is None or len(value) != entry.length:
                 raise CodecError(
                     f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
@@ -232,8 +236,10 @@ def _call(task: Callable[[], None]) -> None:
 
 def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, key: str,
            p: ChunkProjection, data: Any) -> None:
-    with _naming(cs, key):
+    try:
         shards.place(p, data, out)
+    except CodecError as e:
+        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
 
 
 def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: ShardPart,
