@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
 from zarrx.chunk_grids.regular import RegularChunkGrid
-from zarrx.codecs.sharding import ShardingCodec, ShardLayout
 from zarrx.metadata.model import ArrayMetadata
 from zarrx.runtime.elements import Elements
+
+if TYPE_CHECKING:  # the sharding codec loads on first use, as every codec does
+    from zarrx.codecs.sharding import ShardLayout
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,13 @@ class ChunkStore:
         ``None`` otherwise: a shard nested in a longer chain is one opaque chunk."""
         codecs = self.meta.codecs.codecs
         grid = self.meta.chunk_grid
-        if len(codecs) != 1 or not isinstance(codecs[0], ShardingCodec):
+        if len(codecs) != 1 or codecs[0].name != "sharding_indexed" or not hasattr(
+            codecs[0], "layout"
+        ):
             return None
         if not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
             return None
         spec = self.spec((0,) * len(self.meta.shape))
-        sharding: ShardingCodec = self.meta.codecs.prepare(spec).array_bytes  # type: ignore[assignment]
-        return sharding.layout(spec)
+        sharding: Any = self.meta.codecs.prepare(spec).array_bytes
+        layout: ShardLayout = sharding.layout(spec)
+        return layout

@@ -27,13 +27,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarrx import config
 from zarrx.abc.store import ByteRange, Snapshot
-from zarrx.codecs.sharding import ShardLayout
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.update import background_puts, covers, new_chunk
 from zarrx.errors import CodecError
@@ -41,6 +40,9 @@ from zarrx.runtime.executor import run_all
 from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
 from zarrx.selection.layout import Layout, Points
 from zarrx.stores.ranges import coalesced
+
+if TYPE_CHECKING:  # the sharding codec loads on first use, as every codec does
+    from zarrx.codecs.sharding import ShardLayout
 
 Coords = tuple[int, ...]
 
