@@ -59,6 +59,14 @@ class ShardPart:
     #: Every inner chunk of the shard inside the array is touched: the shard is read
     #: whole, in one request, with no index read first.
     read_whole: bool
+    #: For a shard selected whole: its place in the buffer, and ``items`` are the shard's
+    #: :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan` (relative to that place, and
+    #: planned once per array). ``None``: ``items`` place into the buffer itself.
+    region: tuple[Any, ...] | None = None
+
+    def target(self, buffer: np.ndarray) -> np.ndarray:
+        """What the items' ``out_selection`` index: ``buffer`` or its region (a view)."""
+        return buffer if self.region is None else buffer[self.region]
 
 
 def shard_parts(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> Iterator[ShardPart]:
@@ -80,6 +88,10 @@ def inner_projections(
     per_shard = shards.chunks_per_shard
     for part in shard_parts(cs, shards, layout):
         for p in part.items:
+            if part.region is not None:
+                p = ChunkProjection(p.coords, p.chunk_selection, tuple(
+                    slice(o.start + i.start, o.start + i.stop)
+                    for o, i in zip(part.region, p.out_selection)), p.complete)
             yield part.key, tuple(s * n + c for s, n, c in zip(part.coords, per_shard,
                                                                p.coords)), p
 
@@ -88,6 +100,8 @@ def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPar
     """A shard's projection (runs) split over its inner chunks."""
     shard_shape = shards.spec.shape
     extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
+    if sp.complete and extent == shard_shape:  # all of it: the plan made once
+        return ShardPart(cs.key(sp.coords), sp.coords, shards.whole_plan, True, sp.out_selection)
     items = []
     for ip in plan_ranges(shards.grid, extent, sp.chunk_selection):
         out = tuple(slice(o.start + i.start, o.start + i.stop)
@@ -197,34 +211,35 @@ def _read_batch(
             with _naming(cs, key):
                 indexes[key] = shards.decode_index(value, None)
     # 2. The inner chunks' byte ranges, adjacent ones of a shard merged into one read.
-    work: list[Callable[[], None]] = []
-    wanted: list[tuple[int, str, ChunkProjection, ByteRange]] = []
+    work: list[partial[None]] = []
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]] = []
     for part in batch:
         key = part.key
         if part.read_whole:
             work.append(partial(_place_shard, cs, shards, out, part, whole.get(key, _UNREAD)))
             continue
         index = indexes[key]
+        target = part.target(out)
         for p in part.items:
             entry = None if index is None else shards.entry(index, p.coords)
             if entry is not None:
-                wanted.append((len(work), key, p, entry))
-            work.append(partial(_place, cs, shards, out, key, p, None))
+                wanted.append((len(work), key, p, entry, target))
+            work.append(partial(_place, cs, shards, target, key, p, None))
     if wanted:
-        requests: list[tuple[str, ByteRange | None]] = [(key, e) for _, key, _, e in wanted]
+        requests: list[tuple[str, ByteRange | None]] = [(w[1], w[3]) for w in wanted]
         if len(requests) > 1:
             fetches, answer = coalesced(requests, gap=0)
             values = answer(_get_many(cs, fetches))
         else:
             values = _get_many(cs, requests)
-        for (i, key, p, entry), value in zip(wanted, values):
+        for (i, key, p, entry, target), value in zip(wanted, values):
             if value is None or len(value) != entry.length:
                 raise CodecError(
                     f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
                     f"index says {entry.length} bytes, {0 if value is None else len(value)} "
                     "were read"
                 )
-            work[i] = partial(_place, cs, shards, out, key, p, value)
+            work[i] = partial(_place, cs, shards, target, key, p, value)
     # 3. Each inner chunk decoded into its place.
     run_all(_call, work)
 
@@ -248,6 +263,7 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
                  value: Any) -> None:
     """Every inner chunk of a shard read whole (here, unless it was read ahead)."""
     key = part.key
+    out = part.target(out)
     if value is _UNREAD:
         value = cs.store.get(key)
     stored: dict[Coords, Any] = {}
@@ -292,6 +308,7 @@ def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart
                     ) -> dict[Coords, Any]:
     """The inner chunks of ``part`` the value covers, encoded (``None``: fill value)."""
     encoded: dict[Coords, Any] = {}
+    value = part.target(value)
 
     def encode(p: ChunkProjection) -> None:
         encoded[p.coords] = new_chunk(shards.inner, shards.elements, value, p, None, False, "")
@@ -357,6 +374,7 @@ def _new_shard(
         else:
             partly.append(p)
     name = f"{cs.node}: chunk {key!r}: inner chunk"
+    value = part.target(value)
 
     def modify(p: ChunkProjection) -> None:
         entries[p.coords] = new_chunk(shards.inner, shards.elements, value, p,
