@@ -661,18 +661,50 @@ def make_bench(lib: str, w: Workload, sizes: Sizes, root: str,
 
 def worker(lib: str, workload: str, sizes: Sizes, root: str, warmup: int) -> None:
     """Set up, warm up, then time the operation once per ``run`` line on stdin."""
+    w = WORKLOADS[workload]
+    serve(lib, lambda pool: make_bench(lib, w, sizes, root, pool), warmup=warmup,
+          rewarm=w.big and lib != "memcpy", check=w.kind != "write" and lib not in FLOORS)
+
+
+def _status_kib(field: str) -> int | None:
+    """A ``VmRSS``/``VmHWM`` line of /proc/self/status (Linux), in KiB."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's RSS high-water mark (Linux >= 4.0); False where it cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def serve(lib: str, setup: Callable[[ThreadPoolExecutor], tuple[Callable[[], Any], int]], *,
+          warmup: int, rewarm: bool, check: bool) -> None:
+    """The worker's side of the protocol: set up, run once (its digest, and the peak RSS
+    above the set-up state: the RSS high-water mark is reset just before), warm up, then
+    time the operation once per ``run`` line on stdin."""
     proto: IO[str] = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # libraries printing to stdout must not corrupt the protocol
 
     def send(**msg: Any) -> None:
         proto.write(json.dumps(msg) + "\n")
 
-    w = WORKLOADS[workload]
     with ThreadPoolExecutor(NCORES) as pool:
         try:
-            op, n = make_bench(lib, w, sizes, root, pool)
+            op, n = setup(pool)
+            gc.collect()
+            base = _status_kib("VmRSS") if _reset_peak_rss() else None
             result = op()
-            check = digest(result) if w.kind != "write" and lib not in FLOORS else None
+            peak = _status_kib("VmHWM")
+            peak = (peak - base) * 1024 if peak is not None and base is not None else None
+            check_digest = digest(result) if check else None
             del result
             for _ in range(warmup - 1):
                 op()
@@ -682,11 +714,11 @@ def worker(lib: str, workload: str, sizes: Sizes, root: str, warmup: int) -> Non
         except Exception:
             send(error=traceback.format_exc())
             return
-        send(ready=True, n=n, digest=check, version=_versions(lib))
+        send(ready=True, n=n, digest=check_digest, version=_versions(lib), peak=peak)
         for line in sys.stdin:
             if line.strip() != "run":
                 break
-            if w.big and lib != "memcpy":
+            if rewarm:
                 # Steady state of back-to-back reads: on this VM, memory idle for ~2 s goes
                 # back to the host (free page reporting) and the next touch of a NumPy
                 # array (transparent huge pages) costs up to ~1 s per 256 MiB. The other
@@ -733,10 +765,11 @@ class Worker:
 
 
 def start_workers(libs: Sequence[str], workload: str, args: argparse.Namespace,
-                  root: str) -> list[Worker]:
+                  root: str, script: str = __file__) -> list[Worker]:
+    """One worker process per library, started as ``script --worker LIB --workload ...``."""
     workers = []
     for lib in libs:
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--workload", workload,
+        cmd = [sys.executable, os.path.abspath(script), "--worker", lib, "--workload", workload,
                "--dir", root, "--warmup", str(args.warmup)]
         if args.quick:
             cmd.append("--quick")
@@ -764,6 +797,16 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
             if lib in LIBS:
                 create_output(w, root, sizes, lib, data)
     workers = start_workers(libs, w.name, args, root)
+    times, cpu = interleave(workers, repeats, w.name)
+    return summarize(workers, times, cpu, w.name)
+
+
+def interleave(workers: list[Worker], repeats: int, name: str,
+               budget: float | None = None) -> tuple[dict[str, list[float]],
+                                                     dict[str, list[float]]]:
+    """``repeats`` rounds across the workers, the order rotating each round, then closes
+    them. With a ``budget`` (seconds), a worker whose timed runs add up to more than it
+    is asked no further (it keeps at least one sample)."""
     times: dict[str, list[float]] = {wk.lib: [] for wk in workers}
     cpu: dict[str, list[float]] = {wk.lib: [] for wk in workers}
     failed: set[str] = set()
@@ -773,9 +816,11 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
             for wk in workers[shift:] + workers[:shift]:
                 if wk.lib in failed:
                     continue
+                if budget is not None and sum(times[wk.lib]) * wk.info["n"] > budget:
+                    continue
                 reply = wk.ask("run")
                 if "t" not in reply:
-                    print(f"\n  {wk.lib} failed on {w.name}: {reply.get('error')}",
+                    print(f"\n  {wk.lib} failed on {name}: {reply.get('error')}",
                           file=sys.stderr)
                     failed.add(wk.lib)
                     continue
@@ -784,11 +829,17 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
     finally:
         for wk in workers:
             wk.close()
+    return times, cpu
+
+
+def summarize(workers: list[Worker], times: dict[str, list[float]],
+              cpu: dict[str, list[float]], name: str) -> dict[str, Any]:
+    """Medians per library, and every library's digest checked against zarr-python's."""
     digests = {wk.lib: wk.info["digest"] for wk in workers if wk.info.get("digest")}
     reference = digests.get("zarr") or next(iter(digests.values()), None)
     bad = [lib for lib, d in digests.items() if d != reference]
     if bad:
-        print(f"  WARNING: {', '.join(bad)} returned different data than zarr on {w.name}: "
+        print(f"  WARNING: {', '.join(bad)} returned different data than zarr on {name}: "
               f"{digests}", file=sys.stderr)
     return {
         "times": times,
@@ -799,6 +850,7 @@ def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, siz
         "versions": {wk.lib: wk.info["version"] for wk in workers},
         "digests": digests,
         "mismatch": bad,
+        "peak": {wk.lib: wk.info.get("peak") for wk in workers},
     }
 
 

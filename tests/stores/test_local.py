@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import zarrx.stores.local as local_module
@@ -659,3 +660,26 @@ def test_make_directory_tolerates_a_concurrent_prune(tmp_path, monkeypatch):
     (tmp_path / "file").write_bytes(b"")
     with pytest.raises(FileExistsError):
         locks.make_directory(str(tmp_path / "file"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(12, dtype=">f4").reshape(3, 4),  # several dimensions, one buffer
+        np.arange(24, dtype="<i8").reshape(4, 6)[:, ::2],  # strided: copied first
+        np.zeros(3, dtype="i4,f8"),  # a record format memoryview cannot cast
+        np.float64(2.5),  # zero dimensions
+        bytearray(b"xyz"),
+        memoryview(b"0123456789")[2:7],
+        b"",
+    ],
+    ids=["2d", "strided", "records", "scalar", "bytearray", "memoryview", "empty"],
+)
+def test_set_writes_the_bytes_of_any_buffer(root: Path, value: object) -> None:
+    store = LocalStore(root)
+    expected = np.asarray(value).tobytes() if isinstance(value, np.ndarray | np.generic) else (
+        bytes(value))  # type: ignore[call-overload]
+    store.set("a/b", value)  # type: ignore[arg-type]
+    assert store.get("a/b") == expected
+    assert (root / "a" / "b").read_bytes() == expected
+    assert [p.name for p in (root / "a").iterdir()] == ["b"]  # no temporary file left

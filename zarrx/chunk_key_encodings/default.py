@@ -18,6 +18,13 @@ from typing import Any, ClassVar
 from zarrx.errors import MetadataError
 
 
+def check_separator(value: Any, *, where: str) -> str:
+    """A chunk key separator, ``/`` or ``.``, in any format (``where``: the field)."""
+    if not isinstance(value, str) or value not in ("/", "."):
+        raise MetadataError(f"{where} must be '/' or '.', got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class _SeparatedEncoding:
     separator: str
@@ -31,12 +38,8 @@ class _SeparatedEncoding:
                 f"chunk key encoding {cls.name!r}: configuration may hold only 'separator', "
                 f"got {config!r}"
             )
-        separator = config.get("separator", cls.default_separator)
-        if separator not in ("/", "."):
-            raise MetadataError(
-                f"chunk key encoding {cls.name!r}: separator must be '/' or '.', got {separator!r}"
-            )
-        return cls(separator)
+        return cls(check_separator(config.get("separator", cls.default_separator),
+                                   where=f"chunk key encoding {cls.name!r}: separator"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "configuration": {"separator": self.separator}}

@@ -12,15 +12,14 @@ dtype('<U3')
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from zarrx.errors import FillValueError, MetadataError
+from zarrx.data_types import fill
+from zarrx.errors import MetadataError
 
 _KIND = {"fixed_length_utf32": "U", "null_terminated_bytes": "S", "raw_bytes": "V"}
 _NAME = {v: k for k, v in _KIND.items()}
@@ -64,26 +63,14 @@ class FixedDataType:
         return np.zeros((), dtype=self.dtype)[()]
 
     def fill_from_json(self, value: Any) -> Any:
-        if not isinstance(value, str):
-            raise FillValueError(f"fill value {value!r} for {self.name}: expected a string")
-        if self.kind == "U":
-            return np.array(value, dtype=self.dtype)[()]
-        try:
-            raw = base64.standard_b64decode(value.encode("ascii"))
-        except (binascii.Error, UnicodeEncodeError):
-            raise FillValueError(f"fill value {value!r} for {self.name}: not base64") from None
-        if self.kind == "S":
-            return np.array(raw, dtype=self.dtype)[()]
-        return np.frombuffer(raw.ljust(self.length_bytes, b"\0")[: self.length_bytes],
-                             dtype=self.dtype)[0]
+        return fill.parse(fill.V3, self.dtype, value, where=self.name, kind=self._fill_kind)
 
-    def fill_to_json(self, value: Any) -> str:
-        scalar = np.asarray(value, dtype=self.dtype)
-        if self.kind == "U":
-            return str(scalar[()])
-        data = scalar.tobytes()
-        return base64.standard_b64encode(data.rstrip(b"\0") if self.kind == "S" else data
-                                         ).decode("ascii")
+    def fill_to_json(self, value: Any) -> Any:
+        return fill.encode(fill.V3, self.dtype, value, kind=self._fill_kind)
+
+    @property
+    def _fill_kind(self) -> str:
+        return "raw_bytes" if self.kind == "V" else self.kind
 
     def coerce_fill(self, value: Any) -> Any:
         if value is None:

@@ -35,8 +35,6 @@ b'\\xff'
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import math
 from collections.abc import Mapping
@@ -45,7 +43,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zarrx.data_types.core import float_fill_to_json, float_json_grammar
+from zarrx.data_types import fill
 from zarrx.errors import FillValueError, MetadataError, MissingDataTypeError, UnknownDataTypeError
 
 FLOATS = (
@@ -60,6 +58,7 @@ INSTALL = "pip install 'zarrx[ml]'"
 _NO_ZERO = "float8_e8m0fnu"
 #: Fill values tensorstore writes in v2 as the base64 of the element's byte.
 _V2_BASE64 = ("float4_e2m1fn",)
+_V2_BYTE = fill.Base64Rule(exact=True)
 
 
 def numpy_dtype(name: str) -> np.dtype:
@@ -154,21 +153,15 @@ class MLDataType:
 
     def fill_from_json(self, value: Any) -> Any:
         """Decode a v3 JSON fill value into a scalar of this type (bits preserved)."""
-        where = f"data type {self.name}"
-        if self.kind != "f":
-            return self._integer(value, where)
-        parsed = float_json_grammar(value, self.dtype.itemsize, where)
-        if isinstance(parsed, bytes):
-            return self._from_bits(int.from_bytes(parsed, "big"))
-        return self._float(parsed, value, where)
+        return self._parse(value, fill.V3_FLOAT)
 
     def fill_to_json(self, value: Any) -> Any:
         scalar = np.asarray(value, dtype=self.dtype)[()]
         if self.kind != "f":
             return int(scalar)
         if self.name == _NO_ZERO and not math.isnan(scalar):
-            return "0x" + scalar.tobytes().hex()
-        return float_fill_to_json(scalar)
+            return fill.to_bits(scalar)
+        return fill.V3_FLOAT.encode(self.dtype, scalar)
 
     def coerce_fill(self, value: Any) -> Any:
         """A user-given fill value (Python or NumPy scalar, JSON form) as a scalar."""
@@ -186,48 +179,31 @@ class MLDataType:
         if value is None:
             return self.default_fill()
         if self.name in _V2_BASE64:
-            try:
-                raw = base64.standard_b64decode(value) if isinstance(value, str) else None
-            except binascii.Error:
-                raw = None
-            if raw is None or len(raw) != 1:
-                raise FillValueError(
-                    f"fill value {value!r} for {self.name}: expected the base64 of one byte"
-                )
-            return np.frombuffer(raw, dtype=self.dtype)[0]
-        if isinstance(value, str) and value.startswith("0x"):
-            raise FillValueError(
-                f"fill value {value!r} for {self.name}: Zarr v2 has no hex fill values"
-            )
-        return self.fill_from_json(value)
+            return _V2_BYTE.parse(self.dtype, value, f"data type {self.name}")
+        return self._parse(value, fill.V2_FLOAT)
 
     def fill_to_v2(self, value: Any) -> Any:
         scalar = np.asarray(value, dtype=self.dtype)[()]
         if self.name in _V2_BASE64:
-            return base64.standard_b64encode(scalar.tobytes()).decode()
+            return _V2_BYTE.encode(self.dtype, scalar)
         if self.kind != "f":
             return int(scalar)
-        if math.isnan(scalar):
-            return "NaN"  # v2 cannot keep a NaN's payload
-        if math.isinf(scalar):
-            return "Infinity" if scalar > 0 else "-Infinity"
-        return float(scalar)
+        return fill.V2_FLOAT.encode(self.dtype, scalar)  # v2 cannot keep a NaN's payload
 
     # -- helpers -------------------------------------------------------------------------
     def _from_bits(self, bits: int) -> Any:
         return np.array([bits], dtype=f"u{self.dtype.itemsize}").view(self.dtype)[0]
 
-    def _integer(self, value: Any, where: str) -> Any:
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise FillValueError(f"fill value {value!r} for {where}: expected an integer")
+    def _parse(self, value: Any, grammar: fill.FloatRule) -> Any:
+        """A fill value in a format's float ``grammar`` (integers as JSON integers)."""
+        where = f"data type {self.name}"
         t = traits(self.name)
-        if not t.low <= value <= t.high:
-            raise FillValueError(
-                f"fill value {value} is out of range for {where} ([{t.low}, {t.high}])"
-            )
-        return self._from_bits(int(value) & 0xFF)  # sign-extended through the byte
+        if self.kind != "f":  # sign-extended through the byte
+            return self._from_bits(fill.integer(value, int(t.low), int(t.high), where) & 0xFF)
+        parsed = grammar.number(value, self.dtype.itemsize, where)
+        if isinstance(parsed, bytes):
+            return self._from_bits(int.from_bytes(parsed, "big"))
+        return self._float(parsed, value, where)
 
     def _float(self, number: float, value: Any, where: str) -> Any:
         t = traits(self.name)

@@ -21,8 +21,6 @@ Field types are any fixed-size v3 data type, nested records included.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import registry
+from zarrx.data_types import fill
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
 
 NAMES = ("struct", "structured")
@@ -182,16 +181,9 @@ class StructDataType:
                 out[n] = t.fill_from_json(value[n])
             return out[()]
         if isinstance(value, str):
-            try:
-                raw = base64.b64decode(value.encode("ascii"), validate=True)
-            except (binascii.Error, UnicodeEncodeError):
-                raise FillValueError(f"struct fill value {value!r}: not base64") from None
-            if len(raw) != self.dtype.itemsize:
-                raise FillValueError(
-                    f"struct fill value {value!r}: {len(raw)} bytes, the element has "
-                    f"{self.dtype.itemsize}"
-                )
-            return np.frombuffer(raw, dtype=_little(self.dtype)).astype(self.dtype)[0]
+            packed = fill.parse(fill.V3, _little(self.dtype), value,
+                                where=f"{self.name} {self.dtype}", kind="struct")
+            return np.asarray(packed).astype(self.dtype)[()]
         raise FillValueError(
             f"struct fill value {value!r}: expected an object of field values (or base64)"
         )
@@ -199,5 +191,5 @@ class StructDataType:
     def fill_to_json(self, value: Any) -> Any:
         scalar = np.asarray(value, dtype=self.dtype)
         if self.name == "structured":
-            return base64.standard_b64encode(scalar.astype(_little(self.dtype)).tobytes()).decode()
+            return fill.encode(fill.V3, _little(self.dtype), scalar, kind="struct")
         return {n: t.fill_to_json(scalar[n][()]) for n, t in self.fields}

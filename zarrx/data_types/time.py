@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import FillValueError, MetadataError
+from zarrx.data_types import fill
+from zarrx.errors import MetadataError
 
 UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic")
 _KIND = {"numpy.datetime64": "M", "numpy.timedelta64": "m"}
@@ -69,14 +70,10 @@ class TimeDataType:
         return np.array("NaT", dtype=self.dtype)[()]
 
     def fill_from_json(self, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int) or not (
-            -(2**63) <= value < 2**63
-        ):
-            raise FillValueError(f"fill value {value!r} for {self.name}: expected an int64")
-        return np.array(value, dtype="i8").view(self.dtype)[()]
+        return fill.parse(fill.V3, self.dtype, value, where=self.name)
 
-    def fill_to_json(self, value: Any) -> int:
-        return int(np.asarray(value, dtype=self.dtype).view("i8"))
+    def fill_to_json(self, value: Any) -> Any:
+        return fill.encode(fill.V3, self.dtype, value)
 
     def coerce_fill(self, value: Any) -> Any:
         if value is None:

@@ -10,14 +10,13 @@ are an object array of ``bytes``. Fill values: a JSON string (text) or base64 (b
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from zarrx.errors import FillValueError, UnknownDataTypeError
+from zarrx.data_types import fill
+from zarrx.errors import UnknownDataTypeError
 
 STRING = np.dtypes.StringDType()
 OBJECT = np.dtype(object)
@@ -62,13 +61,11 @@ class StringDataType:
     def default_fill(self) -> str:
         return ""
 
-    def fill_from_json(self, value: Any) -> str:
-        if not isinstance(value, str):
-            raise FillValueError(f"fill value {value!r} for data type string: expected a string")
-        return value
+    def fill_from_json(self, value: Any) -> Any:
+        return fill.parse(fill.V3, self.dtype, value, where="data type string")
 
-    def fill_to_json(self, value: Any) -> str:
-        return str(value)
+    def fill_to_json(self, value: Any) -> Any:
+        return fill.encode(fill.V3, self.dtype, value)
 
     def coerce_fill(self, value: Any) -> str:
         return "" if value is None else self.fill_from_json(str(value))
@@ -97,16 +94,11 @@ class BytesDataType:
     def default_fill(self) -> bytes:
         return b""
 
-    def fill_from_json(self, value: Any) -> bytes:
-        if not isinstance(value, str):
-            raise FillValueError(f"fill value {value!r} for variable-length bytes: expected base64")
-        try:
-            return base64.standard_b64decode(value.encode("ascii"))
-        except (binascii.Error, UnicodeEncodeError):
-            raise FillValueError(f"fill value {value!r} is not valid base64") from None
+    def fill_from_json(self, value: Any) -> Any:
+        return fill.parse(fill.V3, self.dtype, value, where="variable-length bytes")
 
-    def fill_to_json(self, value: Any) -> str:
-        return base64.standard_b64encode(bytes(value)).decode("ascii")
+    def fill_to_json(self, value: Any) -> Any:
+        return fill.encode(fill.V3, self.dtype, value)
 
     def coerce_fill(self, value: Any) -> bytes:
         return b"" if value is None else bytes(value)

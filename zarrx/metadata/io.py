@@ -7,14 +7,15 @@ reading a node fetches the candidate documents of every format in one ``get_many
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from zarrx.abc.store import Store
 from zarrx.errors import MetadataError, NodeNotFoundError, NodeTypeError
 from zarrx.metadata import v2, v3, v3_draft
 from zarrx.metadata.json import dump_json, load_json
+from zarrx.metadata.layout import Layout, node_prefix
 from zarrx.metadata.model import parse_tolerant
 from zarrx.stores.keys import validate_key
 
@@ -33,33 +34,48 @@ def join_path(parent: str, name: str) -> str:
     return normalize_path(f"{parent}/{name}" if parent else name)
 
 
-def node_prefix(path: str) -> str:
-    """The prefix under which everything of the node at ``path`` lives (v2 and v3)."""
-    return f"{path}/" if path else ""
-
-
 def _key(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-class Layout(Protocol):
-    zarr_format: Any
+class _PrefixLayout(Layout):
+    """A format whose nodes keep documents, chunks and members below their prefix."""
 
-    def document_keys(self, path: str) -> list[str]: ...
-    def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None: ...
-    def documents(self, path: str, meta: Any) -> dict[str, bytes]: ...
-    def attribute_documents(self, path: str, meta: Any) -> dict[str, bytes]: ...
-    def data_prefix(self, path: str) -> str: ...
-    def new_group(self, attributes: dict[str, Any]) -> Any: ...
+    def data_prefix(self, path: str) -> str:
+        return node_prefix(path)
+
+    def members(
+        self, store: Store, path: str, max_depth: int | None,
+        map_listings: Callable[..., Iterable[Any]],
+    ) -> list[tuple[str, Any]]:
+        """One ``list_dir`` a group, and one ``get_many`` of the documents a level."""
+        out: list[tuple[str, Any]] = []
+        level, depth = [(path, "")], 0
+        while level:
+            listings = map_listings(partial(_child_paths, store), [p for p, _ in level])
+            candidates = [(child, rel + child.rsplit("/", 1)[-1])
+                          for (_, rel), children in zip(level, listings) for child in children]
+            found = read_nodes(store, [c for c, _ in candidates], zarr_format=self.zarr_format,
+                               tolerant=True)
+            level = []
+            for (child, child_rel), child_meta in zip(candidates, found):
+                if child_meta is None:
+                    continue
+                out.append((child_rel, child_meta))
+                if child_meta.node_type == "group" and (max_depth is None or depth < max_depth):
+                    level.append((child, child_rel + "/"))
+            depth += 1
+        out.sort(key=lambda entry: entry[0].split("/"))
+        return out
 
 
-class V3Layout:
+class V3Layout(_PrefixLayout):
     zarr_format = 3
 
     def document_keys(self, path: str) -> list[str]:
         return [_key(path, v3.METADATA_KEY)]
 
-    def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None:
+    def parse(self, path: str, docs: Mapping[str, bytes | None]) -> Any | None:
         key = _key(path, v3.METADATA_KEY)
         raw = docs.get(key)
         return None if raw is None else v3.node_from_document(load_json(raw, where=key), where=key)
@@ -67,22 +83,17 @@ class V3Layout:
     def documents(self, path: str, meta: Any) -> dict[str, bytes]:
         return {_key(path, v3.METADATA_KEY): dump_json(meta.to_json())}
 
-    attribute_documents = documents
-
-    def data_prefix(self, path: str) -> str:
-        return node_prefix(path)
-
     def new_group(self, attributes: dict[str, Any]) -> Any:
         return v3.GroupMetadataV3(attributes=attributes)
 
 
-class V2Layout:
+class V2Layout(_PrefixLayout):
     zarr_format = 2
 
     def document_keys(self, path: str) -> list[str]:
         return [_key(path, k) for k in (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY)]
 
-    def parse(self, path: str, docs: dict[str, bytes | None]) -> Any | None:
+    def parse(self, path: str, docs: Mapping[str, bytes | None]) -> Any | None:
         array_key, group_key, attrs_key = self.document_keys(path)
         raw_attrs = docs.get(attrs_key)
         attrs = None if raw_attrs is None else load_json(raw_attrs, where=attrs_key, allow_nan=True)
@@ -100,9 +111,6 @@ class V2Layout:
 
     def attribute_documents(self, path: str, meta: Any) -> dict[str, bytes]:
         return {_key(path, v2.ATTRS_KEY): dump_json(meta.attributes)}
-
-    def data_prefix(self, path: str) -> str:
-        return node_prefix(path)
 
     def new_group(self, attributes: dict[str, Any]) -> Any:
         return v2.GroupMetadataV2(attributes=attributes)
@@ -122,7 +130,9 @@ def check_format(zarr_format: Any) -> Any:
 
 
 def layout_of(meta: Any) -> Layout:
-    return LAYOUTS[meta.zarr_format]
+    """The layout that reads and writes ``meta``'s documents (the draft's depends on its
+    entry point)."""
+    return LAYOUTS[meta.zarr_format].for_node(meta)
 
 
 def read_nodes(
@@ -268,7 +278,7 @@ def update_node(
     writers changing one node (appends, attribute keys) each keep the others' changes.
     ``change`` may run more than once (a retry) and must not have other effects.
     Returns the node as written."""
-    layout = _layout_of(meta)
+    layout = layout_of(meta)
     documents = layout.attribute_documents if attributes else layout.documents
     key = next(iter(documents(path, meta)))
     where = f"node {path or '/'!r} in {store!r}"
@@ -276,7 +286,7 @@ def update_node(
 
     def update(raw: bytes | None) -> bytes:
         current = layout.parse(path, {**layout.documents(path, meta), key: raw})
-        if current is None and getattr(meta, "implicit", False):
+        if current is None and layout.is_implicit(meta):
             current = meta  # an implicit group (the draft): no document yet
         if current is None:
             raise NodeNotFoundError(f"{where}: its document {key!r} was removed meanwhile")
@@ -290,22 +300,12 @@ def update_node(
     return written[0]
 
 
-def _layout_of(meta: Any) -> Layout:
-    """The layout that reads and writes ``meta``'s documents (the draft's depends on its
-    entry point)."""
-    if meta.zarr_format == v3_draft.FORMAT:
-        return v3_draft.DraftLayout(meta.entry_point)
-    return layout_of(meta)
-
-
 def data_prefix(path: str, meta: Any) -> str:
     return layout_of(meta).data_prefix(path)
 
 
 def document_keys(path: str, meta: Any) -> list[str]:
     """The keys that may hold the documents of the node ``meta`` at ``path``."""
-    if meta.zarr_format == v3_draft.FORMAT:
-        return v3_draft.DraftLayout(meta.entry_point).document_keys(path)
     return layout_of(meta).document_keys(path)
 
 
@@ -330,31 +330,12 @@ def list_members(
     ``list_dir`` and read each level's documents in one ``get_many``; ``map_listings``
     runs the ``list_dir`` calls of a level (a thread pool's ``map`` runs them at once: a
     round trip per level on a high-latency store, however many groups it has)."""
-    if meta.zarr_format == v3_draft.FORMAT:
-        return v3_draft.DraftLayout(meta.entry_point).members(store, path, max_depth)
-    out: list[tuple[str, Any]] = []
-    level, depth = [(path, "")], 0
-    while level:
-        listings = map_listings(partial(_child_paths, store), [p for p, _ in level])
-        candidates = [(child, rel + child.rsplit("/", 1)[-1])
-                      for (_, rel), children in zip(level, listings) for child in children]
-        found = read_nodes(store, [c for c, _ in candidates], zarr_format=meta.zarr_format,
-                           tolerant=True)
-        level = []
-        for (child, child_rel), child_meta in zip(candidates, found):
-            if child_meta is None:
-                continue
-            out.append((child_rel, child_meta))
-            if child_meta.node_type == "group" and (max_depth is None or depth < max_depth):
-                level.append((child, child_rel + "/"))
-        depth += 1
-    out.sort(key=lambda entry: entry[0].split("/"))
-    return out
+    return layout_of(meta).members(store, path, max_depth, map_listings)
 
 
 def creates_parent_groups(zarr_format: Any) -> bool:
     """Whether creating a node writes groups at its ancestors (not with implicit groups)."""
-    return not getattr(LAYOUTS[zarr_format], "implicit_groups", False)
+    return not LAYOUTS[zarr_format].implicit_groups
 
 
 def prepare_store(store: Store, path: str, meta: Any) -> tuple[Any, dict[str, bytes]]:
@@ -362,8 +343,7 @@ def prepare_store(store: Store, path: str, meta: Any) -> tuple[Any, dict[str, by
     write (the draft adopts the store's entry point) and the documents to write before it
     (a new draft hierarchy's entry point). The store has checked that it can hold every
     key of both (:meth:`Store.check_keys`)."""
-    prepare = getattr(layout_of(meta), "prepare_store", None)
-    meta, pending = (meta, {}) if prepare is None else prepare(store, path, meta)
+    meta, pending = layout_of(meta).prepare_store(store, path, meta)
     store.check_keys([*pending, *layout_of(meta).documents(path, meta)])
     return meta, pending
 
@@ -395,8 +375,4 @@ def erase_tree(store: Store, path: str, meta: Any = None) -> None:
         meta = find_node(store, path)
     if meta is None:
         raise NodeNotFoundError(f"no array or group to erase at {path or '/'!r} in {store!r}")
-    erase = getattr(layout_of(meta), "erase", None)
-    if erase is not None:
-        erase(store, path, meta)
-    else:  # v2 and v3: a node's documents and chunks, and its members, all live below it
-        store.erase_prefix(node_prefix(path))
+    layout_of(meta).erase(store, path, meta)

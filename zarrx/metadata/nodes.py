@@ -32,6 +32,7 @@ from zarrx.metadata.io import (
     erase_unreadable,
     find_node,
     find_nodes,
+    layout_of,
     prepare_store,
     write_node,
 )
@@ -80,7 +81,8 @@ def prepare_path(
         if not overwrite:
             raise
         existing, unreadable = None, True
-    if group and not overwrite and getattr(existing, "implicit", False):
+    if group and not overwrite and existing is not None and layout_of(existing).is_implicit(
+            existing):
         existing = None  # an implicit group (draft) becomes explicit; its members stay
     if existing is not None and not overwrite:
         raise NodeExistsError(

@@ -8,8 +8,6 @@ the ``compressor`` as a bytes→bytes codec. Attributes live in ``.zattrs``.
 
 from __future__ import annotations
 
-import base64
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -19,9 +17,11 @@ import numpy as np
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
-from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding
+from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding, check_separator
 from zarrx.codecs.pipeline import CodecPipeline
-from zarrx.data_types.core import has_byte_order
+from zarrx.data_types import fill
+from zarrx.data_types.core import endian_of
+from zarrx.data_types.fill import native
 from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.variable import STRING
 from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
@@ -42,7 +42,6 @@ _ARRAY_KEYS = {
     "dimension_separator",
 }
 VLEN_IDS = ("vlen-utf8", "vlen-bytes")
-_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _descr(fields: list[Any]) -> list[tuple[Any, ...]]:
@@ -86,119 +85,25 @@ def dtype_to_json(dtype: np.dtype) -> Any:
     return dtype.str
 
 
-def native(dtype: np.dtype) -> np.dtype:
-    """``dtype`` in the machine's byte order (fields too)."""
-    return (
-        dtype.newbyteorder("=")
-        if dtype.fields is None
-        else np.dtype([(name, native(dtype.fields[name][0])) for name in dtype.names or ()])
-    )
-
-
-def _endian(dtype: np.dtype) -> str | None:
-    if not has_byte_order(dtype):
-        return None
-    order = (
-        dtype.byteorder
-        if dtype.fields is None
-        else next((f[0].byteorder for f in dtype.fields.values() if f[0].byteorder in "<>="), "<")
-    )
-    if order == "=":
-        order = "<" if np.little_endian else ">"
-    return "little" if order == "<" else "big"
-
-
 def parse_fill(dtype: np.dtype, value: Any, *, where: str, text: bool = False) -> Any:
-    """Decode a v2 ``fill_value`` (``None`` reads as zero, or empty for strings)."""
+    """Decode a v2 ``fill_value`` (``None`` reads as zero, or empty for strings): the v2
+    table of :mod:`zarrx.data_types.fill`, or the machine-learning types' own rule."""
     nat = native(dtype)
-    if ml_name(nat):
-        try:
-            return MLDataType.from_numpy(nat).fill_from_v2(value)
-        except FillValueError as e:
-            raise FillValueError(f"{where}: fill_value: {e}") from None
-    if nat.hasobject:
-        if no_object_fill(value):
-            return "" if text else b""
-        if text and isinstance(value, str):
-            return value
-        if not text and isinstance(value, str):
-            return base64.standard_b64decode(value)
-        raise FillValueError(f"{where}: fill_value {value!r} is invalid for {dtype}")
-    if value is None:
-        return np.zeros((), dtype=nat)[()]
     try:
-        if nat.kind in "fc" and nat.fields is None:
-            if nat.kind == "c":
-                re_, im = (_SPECIAL.get(v, v) for v in value)
-                out = np.zeros((), nat)
-                out.real, out.imag = re_, im
-                return out[()]
-            return np.array(_SPECIAL.get(value, value), dtype=nat)[()]
-        if nat.kind in "SV" or nat.fields is not None:
-            raw = base64.standard_b64decode(value) if isinstance(value, str) else bytes(value)
-            if nat.kind == "S":
-                return np.array(raw, dtype=nat)[()]
-            raw = raw.ljust(nat.itemsize, b"\0")[: nat.itemsize]
-            return np.frombuffer(raw, dtype).astype(nat)[0]  # bytes in the stored byte order
-        if nat.kind == "U":
-            return np.array(value, dtype=nat)[()]
-        if nat.kind in "Mm":
-            return np.array(value, dtype="i8").view(nat)[()]
-        if nat.kind in "iu":
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            info = np.iinfo(nat)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int)
-                or not (info.min <= value <= info.max)
-            ):
-                raise ValueError(f"expected an integer in [{info.min}, {info.max}]")
-            return nat.type(value)
-        if nat.kind == "b":
-            return np.bool_(bool(value))
-    except (TypeError, ValueError, OverflowError) as e:
-        raise FillValueError(f"{where}: fill_value {value!r} is invalid for {dtype}: {e}") from None
-    raise FillValueError(f"{where}: no fill-value encoding for {dtype}")
+        if ml_name(nat):
+            return MLDataType.from_numpy(nat).fill_from_v2(value)
+        return fill.parse(fill.V2, dtype, value, where=f"dtype {dtype}",
+                          kind="T" if text else None)
+    except FillValueError as e:
+        raise FillValueError(f"{where}: fill_value: {e}") from None
 
 
-def no_object_fill(value: Any) -> bool:
-    """Whether an object array's ``fill_value`` means "no fill": ``null``, or ``0``, which
-    zarr-python 2 writes for object arrays by default (numcodecs' vlen codecs store 0 and
-    None as the empty element, and so does zarrx)."""
-    return value is None or (type(value) is int and value == 0)
-
-
-def fill_to_json(dtype: np.dtype, value: Any) -> Any:
+def fill_to_json(dtype: np.dtype, value: Any, *, text: bool = False) -> Any:
+    """The v2 ``fill_value`` of ``value`` for an array stored as ``dtype``."""
     nat = native(dtype)
     if ml_name(nat):
         return MLDataType.from_numpy(nat).fill_to_v2(value)
-    if nat.hasobject:
-        return value if isinstance(value, str) else base64.standard_b64encode(value).decode()
-    scalar = np.asarray(value, dtype=nat)[()]
-    if nat.fields is not None or nat.kind in "SV":
-        return base64.standard_b64encode(np.asarray(scalar, dtype=dtype).tobytes()).decode()
-    if nat.kind == "f":
-        v = float(scalar)
-        return (
-            "NaN"
-            if math.isnan(v)
-            else "Infinity"
-            if v == math.inf
-            else ("-Infinity" if v == -math.inf else v)
-        )
-    if nat.kind == "c":
-        return [
-            fill_to_json(np.dtype(f"f{nat.itemsize // 2}"), scalar.real),
-            fill_to_json(np.dtype(f"f{nat.itemsize // 2}"), scalar.imag),
-        ]
-    if nat.kind in "Mm":
-        return int(np.asarray(scalar).view("i8"))
-    if nat.kind == "U":
-        return str(scalar)
-    if nat.kind == "b":
-        return bool(scalar)
-    return int(scalar)
+    return fill.encode(fill.V2, dtype, value, kind="T" if text else None)
 
 
 def _codec(value: Any, *, where: str) -> Any:
@@ -308,7 +213,7 @@ class ArrayMetadataV2:
                 if array_filters or self.stored_dtype.fields is not None:
                     chain.append(StoredOrder(self.stored_dtype))
                 chain.extend(array_filters)
-                chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+                chain.append(registry.codecs.get("bytes")(endian=endian_of(self.stored_dtype)))
                 chain.extend(bytes_filters)
             if self.compressor is not None:
                 chain.append(self.compressor)
@@ -336,11 +241,8 @@ class ArrayMetadataV2:
         check_product(grid.chunk_shape, where=where, field="chunks", itemsize=dtype.itemsize)
         if doc["order"] not in ("C", "F"):
             raise MetadataError(f"{where}: order must be 'C' or 'F', got {doc['order']!r}")
-        separator = doc.get("dimension_separator", ".")
-        if separator not in (".", "/"):
-            raise MetadataError(
-                f"{where}: dimension_separator must be '.' or '/', got {separator!r}"
-            )
+        separator = check_separator(doc.get("dimension_separator", "."),
+                                    where=f"{where}: dimension_separator")
         filters = doc.get("filters") or []
         if not isinstance(filters, list):
             raise MetadataError(f"{where}: filters must be a list or null")
@@ -364,7 +266,7 @@ class ArrayMetadataV2:
                 text=bool(vlen) and vlen[0]["id"] == "vlen-utf8",
             ),
             fill_is_null=doc["fill_value"] is None or (
-                dtype.hasobject and no_object_fill(doc["fill_value"])),
+                dtype.hasobject and fill.no_fill(doc["fill_value"])),
             order=doc["order"],
             dimension_separator=separator,
             attributes=parse_attributes(attributes, where=where),
@@ -390,7 +292,7 @@ class ArrayMetadataV2:
             else to_numcodecs_config(self.compressor, itemsize),
             "fill_value": None
             if self.fill_is_null
-            else fill_to_json(self.stored_dtype, self.fill_value),
+            else fill_to_json(self.stored_dtype, self.fill_value, text=self.dtype.kind == "T"),
             "order": self.order,
             "filters": [to_numcodecs_config(f, itemsize) for f in self.filters] or None,
             "dimension_separator": self.dimension_separator,

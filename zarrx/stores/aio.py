@@ -6,13 +6,16 @@ zarrx's threads are synchronous: a store method submits its coroutine to this lo
 requests of many callers (the engine's chunk and I/O threads) and the requests of one
 batch (:func:`gather`) are in flight together, however few threads zarrx has.
 
-The loop starts on first use, runs until the interpreter exits (a daemon thread), and a
-forked child starts its own (it has none of its parent's threads).
+The loop starts on first use and runs until the interpreter exits: it is stopped and its
+thread joined at exit, before finalization, so no coroutine (nor a native client's
+callback into it) runs while the interpreter is being torn down. A forked child starts
+its own loop (it has none of its parent's threads).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 from collections.abc import Awaitable, Coroutine, Sequence
@@ -42,7 +45,16 @@ def loop() -> asyncio.AbstractEventLoop:
             _thread.start()
             ready.wait()
             _loop = new
+            atexit.register(_stop, new, _thread)
         return _loop
+
+
+def _stop(running: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    """Stop the loop and wait (briefly) for its thread, at interpreter exit."""
+    if running.is_closed():
+        return
+    running.call_soon_threadsafe(running.stop)
+    thread.join(timeout=5)
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
@@ -69,6 +70,30 @@ def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
         return None
     except OSError as error:
         raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+
+
+def _byte_view(value: bytes | bytearray | memoryview) -> memoryview:
+    """A flat byte view of ``value`` (a copy only when it is not contiguous in C order)."""
+    view = memoryview(value)
+    if view.format == "B" and view.ndim == 1:
+        return view
+    if view.c_contiguous:
+        try:
+            return view.cast("B")
+        except TypeError:  # formats memoryview cannot cast (numpy records, ...)
+            pass
+    return memoryview(view.tobytes())
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    """Write all of ``view`` to ``fd``: one ``write`` system call from the caller's buffer
+    (no Python file object, no buffering), more only if the kernel writes less."""
+    done = os.write(fd, view)
+    while done < len(view):
+        written = os.write(fd, view[done:])
+        if not written:
+            raise OSError(errno.EIO, "the file system accepted no more bytes")
+        done += written
 
 
 def _name_max(root: str) -> int:
@@ -206,17 +231,17 @@ class LocalStore(Store):
         self._check_writable(key)
         self.check_keys((key,))
         path = self._path(key)
-        view = memoryview(value)  # TypeError for str, int ... before touching the disk
-        if not view.c_contiguous:
-            view = memoryview(view.tobytes())
+        view = _byte_view(value)  # TypeError for str, int ... before touching the disk
         directory = os.path.dirname(path)
         try:
             fd, tmp = self._open_temp(directory)
         except OSError as error:
             raise StoreError(f"cannot write key {key!r} under {self._root!r}: {error}") from error
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(view)
+            try:
+                _write_all(fd, view)
+            finally:
+                os.close(fd)
             os.replace(tmp, path)
         except BaseException as error:
             with contextlib.suppress(FileNotFoundError):

@@ -122,7 +122,7 @@ def to_zarr(
         full = "/".join(p for p in (root, rel) if p)
         first = rel == ""
         if node.zarr_format == v3_draft.FORMAT:  # the documents, exactly as the spec has them
-            if not getattr(meta, "implicit", False):
+            if not (isinstance(node, GroupSpec) and node.implicit):  # implicit: no document
                 create_node(s, full, meta, overwrite=overwrite and first)
             continue
         made: Any

@@ -38,6 +38,7 @@ writes new 0-d arrays at ``c0`` (docs/formats.md).
 ('meta/root/foo/baz.array.json', 'data/root/foo/baz/')
 """
 
+from zarrx.data_types.fill import native
 from zarrx.metadata.v3_draft.array import ArrayMetadataDraft, GroupMetadataDraft
 from zarrx.metadata.v3_draft.codecs import codec_uri, compressor_from_json, compressor_to_json
 from zarrx.metadata.v3_draft.data_types import (
@@ -48,7 +49,6 @@ from zarrx.metadata.v3_draft.data_types import (
     core_dtype,
     data_type_to_json,
     fill_to_json,
-    native,
     parse_data_type,
     parse_fill,
 )

@@ -10,13 +10,15 @@ import numpy as np
 from zarrx import registry
 from zarrx.abc.codec import ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
+from zarrx.chunk_key_encodings.default import check_separator
 from zarrx.codecs.pipeline import CodecPipeline
-from zarrx.data_types.core import has_byte_order
+from zarrx.data_types.core import endian_of
+from zarrx.data_types.fill import native
 from zarrx.data_types.variable import STRING
 from zarrx.errors import MetadataError, UnknownDataTypeError, UnknownExtensionError
 from zarrx.metadata.model import check_product, parse_attributes, parse_shape
 from zarrx.metadata.v3_draft.codecs import _filters, compressor_from_json
-from zarrx.metadata.v3_draft.data_types import native, parse_data_type, parse_fill
+from zarrx.metadata.v3_draft.data_types import parse_data_type, parse_fill
 from zarrx.metadata.v3_draft.entry_point import (
     DEFAULT_ENTRY_POINT,
     FORMAT,
@@ -108,7 +110,7 @@ class ArrayMetadataDraft:
             if array_filters:
                 chain.append(StoredOrder(self.stored_dtype))
                 chain.extend(array_filters)
-            chain.append(registry.codecs.get("bytes")(endian=_endian(self.stored_dtype)))
+            chain.append(registry.codecs.get("bytes")(endian=endian_of(self.stored_dtype)))
             chain.extend(bytes_filters)
         if self.compressor is not None:
             chain.append(self.compressor)
@@ -150,11 +152,8 @@ class ArrayMetadataDraft:
             raise MetadataError(
                 f"{where}: chunk_memory_layout must be 'C' or 'F', got {layout!r}"
             )
-        separator = doc.get("dimension_separator", separator)  # zarr-python 2.18 writes both
-        if separator not in ("/", "."):
-            raise MetadataError(
-                f"{where}: dimension_separator must be '/' or '.', got {separator!r}"
-            )
+        separator = check_separator(  # zarr-python 2.18 writes both
+            doc.get("dimension_separator", separator), where=f"{where}: dimension_separator")
         fill = parse_fill(stored, doc["fill_value"], where=where)
         extensions = parse_node_extensions(doc.get("extensions"), where=where,
                                            node_type="array", shape=shape)
@@ -235,15 +234,6 @@ def _object_fill(filters: tuple[Any, ...] | None, fill: Any, *, where: str) -> A
     return fill if text else fill.encode("utf-8")
 
 
-def _endian(dtype: np.dtype) -> str | None:
-    if not has_byte_order(dtype):
-        return None
-    order = dtype.byteorder
-    if order == "=":
-        order = "<" if np.little_endian else ">"
-    return "little" if order == "<" else "big"
-
-
 def _parse_grid(value: Any, ndim: int, *, where: str) -> tuple[tuple[int, ...], str]:
     if isinstance(value, dict) and "extension" in value:
         raise UnknownExtensionError(
@@ -266,9 +256,7 @@ def _parse_grid(value: Any, ndim: int, *, where: str) -> tuple[tuple[int, ...], 
         raise MetadataError(
             f"{where}: chunk_shape {shape} has rank {len(shape)} but the array has rank {ndim}"
         )
-    separator = value.get("separator", "/")
-    if separator not in ("/", "."):
-        raise MetadataError(f"{where}: chunk_grid separator must be '/' or '.', got {separator!r}")
+    separator = check_separator(value.get("separator", "/"), where=f"{where}: chunk_grid separator")
     return tuple(shape), separator
 
 

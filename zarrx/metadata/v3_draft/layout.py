@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from zarrx.abc.store import Store
 from zarrx.errors import InvalidKeyError
 from zarrx.metadata.json import dump_json, load_json
+from zarrx.metadata.layout import Layout
 from zarrx.metadata.model import Unreadable, parse_tolerant
 from zarrx.metadata.v3_draft.array import ArrayMetadataDraft, GroupMetadataDraft
 from zarrx.metadata.v3_draft.entry_point import (
@@ -49,7 +50,7 @@ def validate_path(path: str) -> str:
 
 # -- the key layout --------------------------------------------------------------------------
 
-class DraftLayout:
+class DraftLayout(Layout):
     """Where a draft hierarchy keeps each node's document and chunks (one entry point)."""
 
     zarr_format = FORMAT
@@ -131,14 +132,16 @@ class DraftLayout:
         return out
 
     def members(
-        self, store: Store, path: str, max_depth: int | None = 0
+        self, store: Store, path: str, max_depth: int | None = 0,
+        map_listings: Callable[..., Iterable[Any]] = map,
     ) -> list[tuple[str, Any]]:
         """The members of the group at ``path`` down to ``max_depth`` (``None``: all), as
         seed 002 discovers a hierarchy: one ``list_prefix`` of its metadata prefix (one
         ``list_dir`` for the children alone), then one ``get_many`` of the documents found.
         Every directory of a key is a group (implicit when it has no document); a name
         that is not a valid node name is an :class:`Unreadable` entry, and so is a node
-        whose document is refused: its siblings are listed all the same."""
+        whose document is refused: its siblings are listed all the same. (One listing:
+        ``map_listings`` has nothing to run at once.)"""
         prefix = self.meta_prefix(path)
         if max_depth == 0:
             keys, prefixes = store.list_dir(prefix)
@@ -187,6 +190,13 @@ class DraftLayout:
         return list(zip(rels, self._zero_d(store, full_paths, [out[r] for r in rels])))
 
     # -- writing -------------------------------------------------------------------------------
+    def for_node(self, meta: Any) -> DraftLayout:
+        """The layout of ``meta``'s hierarchy: its entry point decides the keys."""
+        return self if meta.entry_point == self.entry_point else DraftLayout(meta.entry_point)
+
+    def is_implicit(self, meta: Any) -> bool:
+        return meta.node_type == "group" and bool(meta.implicit)
+
     def documents(self, path: str, meta: Any) -> dict[str, bytes]:
         layout = DraftLayout(meta.entry_point)
         key = layout.array_key(path) if meta.node_type == "array" else layout.group_key(path)
@@ -216,7 +226,7 @@ class DraftLayout:
             store.erase(layout.array_key(path))
             store.erase_prefix(layout.data_prefix(path))
             return
-        if not getattr(meta, "implicit", False):
+        if not self.is_implicit(meta):
             store.erase(layout.group_key(path))
         store.erase_prefix(layout.meta_prefix(path))
         store.erase_prefix(layout.data_prefix(path))
