@@ -120,6 +120,8 @@ class Workload:
     kind: str  # "read", "write" or "hierarchy"
     what: str  # one line for the table's legend
     selections: Callable[[Sizes], list[Index]] = field(default=lambda s: [(Ellipsis,)])
+    #: A write into an array whose first shard (or chunks) zarr-python filled beforehand.
+    existing: bool = False
 
     @property
     def big(self) -> bool:
@@ -137,6 +139,15 @@ def _strided(s: Sizes) -> list[Index]:
 
 def _region(s: Sizes) -> list[Index]:
     return [s.region]
+
+
+def _one_inner_chunk(s: Sizes) -> list[Index]:
+    return [tuple(slice(c, 2 * c) for c in s.inner)]  # inside the first shard
+
+
+def _filled(s: Sizes) -> Index:
+    """The region zarr-python fills before a write into existing data: the first shard."""
+    return tuple(slice(0, n) for n in s.shards)
 
 
 def _rng() -> np.random.Generator:
@@ -173,6 +184,9 @@ WORKLOADS = {
         Workload("write_chunked", "lz4", "write", "full write, 64³ chunks, blosc lz4", _full),
         Workload("write_sharded", "sharded", "write",
                  "full write, 128³ shards of 32³ blosc-lz4 chunks", _full),
+        Workload("write_shard_part", "sharded", "write",
+                 "one 32³ inner chunk into an existing 128³ shard (64 inner chunks)",
+                 _one_inner_chunk, existing=True),
         Workload("hierarchy", "tree", "hierarchy",
                  "open a group, list its arrays (1000; 200 with --quick)"),
     )
@@ -224,6 +238,14 @@ def create_with_zarr(path: str, ds: Dataset, sizes: Sizes) -> Any:
         "chunks": sizes.chunks}
     return zarr.create_array(path, shape=sizes.shape, dtype="float32", fill_value=0.0,
                              overwrite=True, **layout, **_zarr_codecs(ds.codec))
+
+
+def create_output(w: Workload, root: str, sizes: Sizes, lib: str, data: np.ndarray) -> None:
+    """The empty array a write workload writes into, created by zarr-python (and partly
+    filled, for a write into existing data)."""
+    z = create_with_zarr(output_path(root, sizes, w.name, lib), DATASETS[w.dataset], sizes)
+    if w.existing:
+        z[_filled(sizes)] = data[_filled(sizes)]
 
 
 def write_dataset(root: str, sizes: Sizes, ds: Dataset, data: np.ndarray | None) -> bool:
@@ -323,25 +345,26 @@ def lib_reader(lib: str, path: str) -> Callable[[Index], Any]:
     raise ValueError(lib)
 
 
-def lib_writer(lib: str, path: str) -> Callable[[np.ndarray], None]:
-    """A function writing the whole array at ``path`` (created beforehand by zarr-python)."""
+def lib_writer(lib: str, path: str) -> Callable[[Index, np.ndarray], None]:
+    """A function writing one selection of the array at ``path`` (created beforehand by
+    zarr-python)."""
     if lib in ("zarr", "zarrs"):
         z = _import_zarr(lib).open_array(path, mode="r+")
 
-        def write(data: np.ndarray) -> None:
-            z[...] = data
+        def write(sel: Index, data: np.ndarray) -> None:
+            z[sel] = data
 
         return write
     if lib == "tensorstore":
         t = _tensorstore_open(path, write=True).result()
-        return lambda data: t.write(data).result()
+        return lambda sel, data: t[sel].write(data).result()
     if lib == "zarrx":
         import zarrx
 
         a = zarrx.open_array(path, mode="r+")
 
-        def write_x(data: np.ndarray) -> None:
-            a[...] = data
+        def write_x(sel: Index, data: np.ndarray) -> None:
+            a[sel] = data
 
         return write_x
     raise ValueError(lib)
@@ -542,6 +565,8 @@ def _read_sharded(index: ShardIndex, op: list[tuple[int, ...]],
 
 def _write_floor(floor: str, w: Workload, ds: Dataset, sizes: Sizes, root: str,
                  pool: ThreadPoolExecutor) -> Callable[[], Any]:
+    if w.existing:
+        raise Unavailable("no floor for a write into existing data")
     data = make_data(sizes.shape)
     if floor == "memcpy":
         dst = np.empty_like(data)
@@ -624,8 +649,9 @@ def make_bench(lib: str, w: Workload, sizes: Sizes, root: str,
         return lib_lister(lib, path), 1
     if w.kind == "write":
         write = lib_writer(lib, output_path(root, sizes, w.name, lib))
-        data = make_data(sizes.shape)
-        return (lambda: write(data)), 1
+        sel = w.selections(sizes)[0]
+        data = np.ascontiguousarray(make_data(sizes.shape)[sel])
+        return (lambda: write(sel, data)), 1
     read = lib_reader(lib, path)
     sels = w.selections(sizes)
     if len(sels) == 1:
@@ -764,12 +790,12 @@ def start_workers(libs: Sequence[str], workload: str, args: argparse.Namespace,
 
 
 def run_workload(w: Workload, libs: Sequence[str], args: argparse.Namespace, sizes: Sizes,
-                 root: str, repeats: int) -> dict[str, Any]:
+                 root: str, repeats: int, data: np.ndarray) -> dict[str, Any]:
     """Interleaved repeats of one workload across the libraries' workers."""
     if w.kind == "write":
         for lib in libs:
             if lib in LIBS:
-                create_with_zarr(output_path(root, sizes, w.name, lib), DATASETS[w.dataset], sizes)
+                create_output(w, root, sizes, lib, data)
     workers = start_workers(libs, w.name, args, root)
     times, cpu = interleave(workers, repeats, w.name)
     return summarize(workers, times, cpu, w.name)
@@ -834,7 +860,11 @@ def check_written(w: Workload, root: str, sizes: Sizes, data: np.ndarray) -> str
 
     path = output_path(root, sizes, w.name, "zarrx")
     got = zarr.open_array(path, mode="r")[...]
-    ok = np.array_equal(got.view(np.uint32), data.view(np.uint32))
+    expected = data
+    if w.existing:  # the filled region (which holds the written one), zeros elsewhere
+        expected = np.zeros_like(data)
+        expected[_filled(sizes)] = data[_filled(sizes)]
+    ok = np.array_equal(got.view(np.uint32), expected.view(np.uint32))
     return "ok" if ok else "MISMATCH"
 
 
@@ -985,7 +1015,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ds = DATASETS[WORKLOADS[name].dataset]
                 write_dataset(root, sizes, ds, data)
                 if WORKLOADS[name].kind == "write" and args.profile in LIBS:
-                    create_with_zarr(output_path(root, sizes, name, args.profile), ds, sizes)
+                    create_output(WORKLOADS[name], root, sizes, args.profile, data)
                 profile(args.profile, WORKLOADS[name], sizes, root, repeats)
             return
         for name in workloads:
@@ -996,7 +1026,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 check_zarrx_reads(dataset_path(root, sizes, ds.name), data)
                 checks[ds.name] = "zarrx reads it bit-exact"
             print(f"{name:<14} {w.what} ...", end="", flush=True, file=sys.stderr)
-            results[name] = run_workload(w, libs, args, sizes, root, repeats)
+            results[name] = run_workload(w, libs, args, sizes, root, repeats, data)
             if w.kind == "write" and "zarrx" in results[name]["median"]:
                 checks[f"{name} (zarrx output)"] = (
                     "zarr-python reads it " + check_written(w, root, sizes, data))

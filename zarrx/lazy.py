@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zarrx.chunk_grids.regular import RegularChunkGrid
+from zarrx.engine.shards import inner_projections
 from zarrx.errors import BoundsCheckError, SelectionError
 from zarrx.runtime.plan import plan
 from zarrx.selection.layout import Layout, Run
@@ -159,20 +159,16 @@ class View:
         layout = array._layout(self._checked(self._transform))
         if not self.size:
             return []
-        grid = array._metadata.chunk_grid
-        shard = array.shards
-        if unit == "read" and shard is not None:
-            inner = RegularChunkGrid(array.chunks)
-            per_shard = [s // c for s, c in zip(shard, array.chunks)]
+        cs = array._chunk_store
+        if unit == "read" and cs.shards is not None:  # the engine's plan of inner chunks
+            found = inner_projections(cs, cs.shards, layout)
         else:
-            inner, per_shard = grid, None
+            found = ((cs.key(p.coords), p.coords, p)
+                     for p in plan(array._metadata.chunk_grid, array._metadata.shape, layout))
         out = []
-        for p in plan(inner, array._metadata.shape, layout):
-            coords = p.coords
-            outer = coords if per_shard is None else tuple(
-                c // n for c, n in zip(coords, per_shard))
+        for key, coords, p in found:
             out.append(ChunkProjection(
-                array._chunk_store.key(outer), coords, _chunk_index(layout, p.chunk_selection),
+                key, coords, _chunk_index(layout, p.chunk_selection),
                 layout.result_index(p.buffer_index), not p.complete,
             ))
         return out

@@ -214,24 +214,19 @@ def test_many_shards_do_not_submit_from_the_pool(monkeypatch: pytest.MonkeyPatch
 
 def test_a_store_returning_too_few_ranges_is_a_truncation_error():
     """A faulty store that answers fewer byte ranges than asked is a CodecError, not a
-    stray StopIteration."""
-    from zarrx.abc.codec import ChunkSpec
-    from zarrx.codecs.pipeline import CodecPipeline
+    stray IndexError or a silent fill value."""
 
-    spec = ChunkSpec((8, 8), np.dtype("int32"), np.int32(0))
-    codec = CodecPipeline.from_json([{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [4, 4], "codecs": [{"name": "bytes", "configuration": {
-            "endian": "little"}}]}}], where="t").prepare(spec).array_bytes
-    shard = bytes(codec.encode(np.arange(64, dtype="int32").reshape(8, 8), spec))
+    class Short(MemoryStore):
+        def get_many(self, requests):
+            values = super().get_many(requests)
+            ranged = all(r is not None and r.start >= 0 for _, r in requests)
+            return values[:-1] if ranged else values  # the indexes, then too few
 
-    def fetch(ranges):
-        values = [shard[r.start:] if r.length is None else shard[r.start:r.start + r.length]
-                  for r in ranges]
-        return values if len(ranges) == 1 else values[:1]  # the index, then too few
-
-    out = np.empty((8, 8), "int32")
+    store = Short()
+    a = zarrx.create_array(store, shape=(8, 8), dtype="int32", chunks=(4, 4), shards=(8, 8))
+    a[...] = np.arange(64, dtype="int32").reshape(8, 8)
     with pytest.raises(CodecError, match="truncated"):
-        codec.decode_partial(fetch, (slice(0, 8, 1), slice(0, 8, 1)), spec, out)
+        a[1:3, 1:7]  # two of the four inner chunks: the index, then their ranges
 
 
 @pytest.mark.parametrize(("fill_a", "fill_b", "values"), [

@@ -1,5 +1,6 @@
-"""On a high-latency store, a read of parts of many shards fetches the shard indexes in one
-batch and the inner chunks they need in another; it equals NumPy's answer."""
+"""On a high-latency store, a read of parts of many shards fetches the shard indexes (and
+the shards it needs whole) in one batch and the inner chunks they need in another; it
+equals NumPy's answer."""
 
 from __future__ import annotations
 
@@ -54,11 +55,13 @@ def test_parts_of_many_shards_are_two_batches(sharded: tuple[Batched, Any]) -> N
     expected = DATA.copy()
     expected[16:32, 20:40] = -1
     np.testing.assert_array_equal(got, expected[6:42, 3:37])
-    indexes, inner = store.batches
-    assert sorted(k for k, _ in indexes) == [f"c/{i}/{j}" for i in range(3) for j in range(2)]
-    assert all(r is not None and r.start < 0 for _, r in indexes)  # suffixes: the indexes
-    assert {k for k, _ in inner} == {f"c/{i}/{j}" for i in range(3) for j in range(2)} - {
-        "c/1/1"}
+    first, inner = store.batches
+    assert sorted(k for k, _ in first) == [f"c/{i}/{j}" for i in range(3) for j in range(2)]
+    # Shards c/1/* need every inner chunk: read whole, with no index first; the others'
+    # indexes (suffixes) come in the same batch.
+    assert sorted(k for k, r in first if r is None) == ["c/1/0", "c/1/1"]
+    assert all(r.start < 0 for _, r in first if r is not None)
+    assert {k for k, _ in inner} == {"c/0/0", "c/0/1", "c/2/0", "c/2/1"}
     assert all(r is not None and r.start >= 0 for _, r in inner)
 
 

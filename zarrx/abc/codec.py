@@ -12,13 +12,12 @@ than allocating more.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from zarrx.abc.store import ByteRange
 from zarrx.errors import CodecError
 
 #: Anything exposing the buffer protocol: bytes, bytearray, memoryview, numpy arrays.
@@ -121,36 +120,6 @@ class ArrayArrayCodec(Codec):
 
 class ArrayBytesCodec(Codec):
     """Serialises an array into bytes (``bytes``, ``sharding_indexed``, ``vlen-utf8``)."""
-
-    #: True when :meth:`decode_partial` can read part of a chunk through byte ranges.
-    partial_decode: ClassVar[bool] = False
-
-    def decode_partial(
-        self,
-        fetch: Callable[[Sequence[ByteRange]], Sequence[bytes | None]],
-        selection: tuple[slice, ...],
-        spec: ChunkSpec,
-        out: np.ndarray,
-    ) -> bool:
-        """Decode only ``selection`` (positive-step slices) of the stored chunk into ``out``.
-
-        ``fetch`` reads byte ranges of the stored value in one batched request. ``out`` has
-        the selection's shape (any strides). Returns ``False``, leaving ``out`` untouched,
-        when the value is absent.
-        """
-        raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
-
-    def index_range(self, spec: ChunkSpec) -> ByteRange | None:
-        """The first range :meth:`decode_partial` reads (a shard's index), when it is known
-        before any read; with :meth:`inner_ranges`, a reader of many chunks fetches the
-        ranges of all of them in two batches. ``None``: not known (no such plan)."""
-        return None
-
-    def inner_ranges(
-        self, index: bytes, selection: tuple[slice, ...], spec: ChunkSpec
-    ) -> list[ByteRange]:
-        """The ranges :meth:`decode_partial` reads after the value at :meth:`index_range`."""
-        raise TypeError(f"codec {self.name!r} has no partial read plan")
 
     @abstractmethod
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:

@@ -6,8 +6,11 @@
   uint64 pairs per inner chunk (C order), encoded with ``index_codecs`` (default ``bytes``
   little endian + ``crc32c``), at the ``end`` (default) or ``start`` of the shard. An
   inner chunk equal to the fill value is not stored: both its index entries are 2**64-1.
-- Reads of part of a shard fetch the index, then only the inner chunks they need, with
-  byte ranges in one batched request.
+- A shard is a small store of inner chunks (:class:`ShardLayout`): an array whose codecs
+  are this codec alone is read and written by the engine inner chunk by inner chunk
+  (:mod:`zarrx.engine.shards`: the index, then only the byte ranges needed; a partial
+  write re-encodes only the inner chunks it touches). :meth:`ShardingCodec.encode` and
+  :meth:`ShardingCodec.decode` handle a whole shard (nested sharding, longer chains).
 
 >>> codec = ShardingCodec.from_config({"chunk_shape": [32, 32], "codecs": [{"name": "bytes"}]})
 >>> codec.to_dict()["configuration"]["index_location"]
@@ -17,7 +20,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Self
@@ -42,30 +45,120 @@ DEFAULT_INDEX_CODECS = [
 ]
 
 
-def _entry(index: np.ndarray, coords: tuple[int, ...]) -> tuple[int, int] | None:
-    """``(offset, nbytes)`` of the inner chunk at ``coords``, or ``None`` when it is not
-    stored."""
-    offset, nbytes = index[coords].tolist()
-    return None if offset == EMPTY_INT else (offset, nbytes)
-
-
 @dataclass(frozen=True)
-class _Layout:
-    """A sharding codec resolved for one shard spec."""
+class ShardLayout:
+    """A sharding codec resolved for one shard spec: the shard seen as a small store of
+    inner chunks. The engine reads and writes inner chunks through it (their byte ranges
+    from the index, their codec chain :attr:`inner`), and the codec's own
+    :meth:`~ShardingCodec.encode` and :meth:`~ShardingCodec.decode_into` use the same
+    pieces, so each rule of the layout is written once."""
 
     spec: ChunkSpec
-    inner: PreparedChain
-    index: PreparedChain
+    inner: PreparedChain  # the inner chunks' codec chain
+    index: PreparedChain  # the index's codec chain
     chunks_per_shard: tuple[int, ...]
     index_nbytes: int
-    grid: RegularChunkGrid
+    location: str  # "start" or "end"
+    grid: RegularChunkGrid  # the inner chunks' grid over one shard
     elements: Elements
+
+    @property
+    def chunk_shape(self) -> tuple[int, ...]:
+        return self.grid.chunk_shape
 
     @cached_property
     def whole_plan(self) -> list[ChunkProjection]:
         """Every inner chunk's projection onto the whole shard, in C order of the grid."""
         shape = self.spec.shape
         return list(plan_ranges(self.grid, shape, [slice(0, n) for n in shape]))
+
+    @property
+    def index_range(self) -> ByteRange:
+        """Where the index is in a shard: its first or last :attr:`index_nbytes` bytes."""
+        n = self.index_nbytes
+        return ByteRange(0, n) if self.location == "start" else ByteRange(-n)
+
+    def empty_index(self) -> np.ndarray:
+        """The index of a shard that holds no inner chunk."""
+        return np.full((*self.chunks_per_shard, 2), EMPTY, dtype="uint64")
+
+    def index_of(self, shard: Any) -> np.ndarray:
+        """The decoded, checked index of a whole stored shard."""
+        view = memoryview(shard).cast("B")
+        n = len(view)
+        if n < self.index_nbytes:
+            raise CodecError(
+                f"shard of {n} bytes is shorter than its index ({self.index_nbytes} bytes)"
+            )
+        raw = view[:self.index_nbytes] if self.location == "start" else view[
+            n - self.index_nbytes:]
+        return self.decode_index(raw, n)
+
+    def decode_index(self, raw: Any, shard_nbytes: int | None) -> np.ndarray:
+        """The index (``chunks_per_shard + (2,)`` uint64 ``(offset, nbytes)`` pairs) from
+        its stored bytes ``raw`` (``None``: absent). Entries pointing outside a shard of
+        ``shard_nbytes`` bytes are refused (when that size is known)."""
+        if raw is None or len(raw) != self.index_nbytes:
+            got = 0 if raw is None else len(raw)
+            raise CodecError(
+                f"shard index is truncated: expected {self.index_nbytes} bytes, got {got}"
+            )
+        index = np.asarray(self.index.decode(raw), dtype="uint64")
+        if shard_nbytes is not None:
+            offsets, sizes = index[..., 0], index[..., 1]
+            empty = (offsets == EMPTY) & (sizes == EMPTY)
+            limit = np.uint64(shard_nbytes)
+            bad = ~empty & ((offsets > limit) | (sizes > limit - np.minimum(offsets, limit)))
+            if bad.any():
+                where = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise CodecError(
+                    f"shard index entry {where} (offset {int(offsets[where])}, "
+                    f"{int(sizes[where])} bytes) points outside the shard of {shard_nbytes} bytes"
+                )
+        return index
+
+    @staticmethod
+    def entry(index: np.ndarray, coords: tuple[int, ...]) -> ByteRange | None:
+        """The byte range of the inner chunk at ``coords``, or ``None`` when it is not
+        stored (the fill value)."""
+        offset, nbytes = index[coords].tolist()
+        return None if offset == EMPTY_INT else ByteRange(offset, nbytes)
+
+    def stored(self, shard: Any, index: np.ndarray) -> dict[tuple[int, ...], memoryview]:
+        """The stored bytes of every inner chunk of a whole shard (views of ``shard``)."""
+        view = memoryview(shard).cast("B")
+        flat = index.reshape(-1, 2).tolist()
+        return {
+            p.coords: view[offset:offset + nbytes]
+            for p, (offset, nbytes) in zip(self.whole_plan, flat) if offset != EMPTY_INT
+        }
+
+    def assemble(self, entries: Mapping[tuple[int, ...], Any]) -> bytes:
+        """The stored shard holding ``entries`` (inner coords → encoded bytes; ``None`` or
+        absent: the fill value), inner chunks in C order of the grid, with its index at
+        the start or the end."""
+        index = self.empty_index()
+        parts: list[Any] = []
+        offset = self.index_nbytes if self.location == "start" else 0
+        for p in self.whole_plan:
+            data = entries.get(p.coords)
+            if data is not None:
+                data = memoryview(data).cast("B")
+                index[p.coords] = (offset, len(data))
+                offset += len(data)
+                parts.append(data)
+        index_bytes = self.index.encode(index)
+        if self.location == "start":
+            return b"".join([index_bytes, *parts])
+        return b"".join([*parts, index_bytes])
+
+    def place(self, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
+        """Decode the inner chunk ``chunk`` (``None``: the fill value) and put its share
+        ``p`` into ``out``, naming the inner chunk in an error."""
+        try:
+            place(self.inner, self.elements, p, chunk, out)
+        except CodecError as e:
+            raise type(e)(f"inner chunk {p.coords}: {e}") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +171,6 @@ class ShardingCodec(ArrayBytesCodec):
     index_location: str = "end"
 
     name: ClassVar[str] = "sharding_indexed"
-    partial_decode: ClassVar[bool] = True
 
     @classmethod
     def from_config(cls, configuration: Mapping[str, Any]) -> Self:
@@ -141,10 +233,11 @@ class ShardingCodec(ArrayBytesCodec):
             )
 
     @cached_property
-    def _layouts(self) -> dict[ChunkSpec, _Layout]:
+    def _layouts(self) -> dict[ChunkSpec, ShardLayout]:
         return {}
 
-    def layout(self, spec: ChunkSpec) -> _Layout:
+    def layout(self, spec: ChunkSpec) -> ShardLayout:
+        """The shard of ``spec`` as a store of inner chunks (prepared once per spec)."""
         found = self._layouts.get(spec)
         if found is None:
             self.validate(spec)
@@ -162,41 +255,18 @@ class ShardingCodec(ArrayBytesCodec):
                 )
             size = _bound(index)
             assert size is not None  # the chain's bound is exact: it has one
-            found = _Layout(
+            found = ShardLayout(
                 spec=spec,
                 inner=self.codecs.prepare(self._inner_spec(spec)),
                 index=index,
                 chunks_per_shard=index_spec.shape[:-1],
                 index_nbytes=size,
+                location=self.index_location,
                 grid=RegularChunkGrid(self.chunk_shape),
                 elements=Elements.of(spec.dtype, spec.fill_value),
             )
             self._layouts[spec] = found
         return found
-
-    # -- index -------------------------------------------------------------------------------
-    def _decode_index(self, raw: Any, layout: _Layout, shard_nbytes: int | None) -> np.ndarray:
-        if raw is None or len(raw) != layout.index_nbytes:
-            got = 0 if raw is None else len(raw)
-            raise CodecError(
-                f"shard index is truncated: expected {layout.index_nbytes} bytes, got {got}"
-            )
-        index = np.asarray(layout.index.decode(raw), dtype="uint64")
-        offsets, sizes = index[..., 0], index[..., 1]
-        empty = (offsets == EMPTY) & (sizes == EMPTY)
-        if shard_nbytes is not None:
-            limit = np.uint64(shard_nbytes)
-            bad = ~empty & ((offsets > limit) | (sizes > limit - np.minimum(offsets, limit)))
-            if bad.any():
-                where = tuple(int(i) for i in np.argwhere(bad)[0])
-                raise CodecError(
-                    f"shard index entry {where} (offset {int(offsets[where])}, "
-                    f"{int(sizes[where])} bytes) points outside the shard of {shard_nbytes} bytes"
-                )
-        return index
-
-    def _data_start(self, layout: _Layout) -> int:
-        return layout.index_nbytes if self.index_location == "start" else 0
 
     # -- decoding ----------------------------------------------------------------------------
     def decode(self, data: Buffer, spec: ChunkSpec) -> np.ndarray:
@@ -206,100 +276,32 @@ class ShardingCodec(ArrayBytesCodec):
 
     def decode_into(self, data: Buffer, spec: ChunkSpec, out: np.ndarray) -> None:
         """Decode the shard into ``out`` (its shape, any strides): each inner chunk goes
-        straight to its place, with no shard-sized buffer in between."""
+        straight to its place, with no shard-sized buffer in between. (An array whose
+        codecs are this codec alone is read by the engine inner chunk by inner chunk;
+        this serves sharding nested in a shard or inside a longer chain.)"""
         layout = self.layout(spec)
-        view = memoryview(data).cast("B")
-        n = len(view)
-        if n < layout.index_nbytes:
-            raise CodecError(
-                f"shard of {n} bytes is shorter than its index ({layout.index_nbytes} bytes)"
-            )
-        raw = view[:layout.index_nbytes] if self.index_location == "start" else view[
-            n - layout.index_nbytes:]
-        index = self._decode_index(raw, layout, n)
+        stored = layout.stored(data, layout.index_of(data))
 
-        def place_one(item: tuple[ChunkProjection, list[int]]) -> None:
-            p, (offset, nbytes) = item
-            chunk = None if offset == EMPTY_INT else view[offset:offset + nbytes]
-            self._place(layout, p, chunk, out)
+        def place_one(p: ChunkProjection) -> None:
+            layout.place(p, stored.get(p.coords), out)
 
-        # The plan of a whole shard is the grid's C order, as are the index entries. Inner
-        # chunks decode on the pool when this shard is the only work (a single big shard);
-        # inside a chunk task they run in turn (see runtime.executor).
-        run_all(place_one, zip(layout.whole_plan, index.reshape(-1, 2).tolist()))
-
-    def index_range(self, spec: ChunkSpec) -> ByteRange:
-        """Where the index of a shard of ``spec`` is: read first by a partial decode."""
-        nbytes = self.layout(spec).index_nbytes
-        return ByteRange(0, nbytes) if self.index_location == "start" else ByteRange(-nbytes)
-
-    def inner_ranges(
-        self, index: bytes, selection: tuple[slice, ...], spec: ChunkSpec
-    ) -> list[ByteRange]:
-        """The ranges :meth:`decode_partial` reads after the ``index`` it was given, so a
-        reader of many shards can fetch them all in one batch first."""
-        layout = self.layout(spec)
-        table = self._decode_index(index, layout, None)
-        entries = (_entry(table, p.coords) for p in plan_ranges(layout.grid, spec.shape, selection))
-        return [ByteRange(*entry) for entry in entries if entry is not None]
-
-    def decode_partial(
-        self,
-        fetch: Callable[[Sequence[ByteRange]], Sequence[bytes | None]],
-        selection: tuple[slice, ...],
-        spec: ChunkSpec,
-        out: np.ndarray,
-    ) -> bool:
-        layout = self.layout(spec)
-        raw = fetch([self.index_range(spec)])[0]
-        if raw is None:
-            return False
-        index = self._decode_index(raw, layout, None)
-        projections = list(plan_ranges(layout.grid, spec.shape, selection))
-        entries = [_entry(index, p.coords) for p in projections]
-        ranges = [ByteRange(*entry) for entry in entries if entry is not None]
-        values = iter(fetch(ranges) if ranges else ())
-        for p, entry in zip(projections, entries):
-            chunk = None if entry is None else next(values, None)
-            if entry is not None and (chunk is None or len(chunk) != entry[1]):
-                raise CodecError(
-                    f"inner chunk {p.coords} is truncated: the index says {entry[1]} bytes"
-                )
-            self._place(layout, p, chunk, out)
-        return True
-
-    @staticmethod
-    def _place(layout: _Layout, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
-        try:
-            place(layout.inner, layout.elements, p, chunk, out)
-        except CodecError as e:
-            raise type(e)(f"inner chunk {p.coords}: {e}") from None
+        # Inner chunks decode on the pool when this shard is the only work; inside a
+        # chunk task they run in turn (see runtime.executor).
+        run_all(place_one, layout.whole_plan)
 
     # -- encoding ----------------------------------------------------------------------------
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         layout = self.layout(spec)
-        index = np.full((*layout.chunks_per_shard, 2), EMPTY, dtype="uint64")
-        inner_shape = self.chunk_shape
-        cells = list(np.ndindex(*layout.chunks_per_shard))
-        encoded: list[Any] = [None] * len(cells)
+        plan = layout.whole_plan
+        encoded: dict[tuple[int, ...], Any] = {}
 
-        def encode_one(i: int) -> None:
-            region = chunk[tuple(slice(j * c, (j + 1) * c) for j, c in zip(cells[i], inner_shape))]
+        def encode_one(p: ChunkProjection) -> None:
+            region = chunk[p.out_selection]
             if not layout.elements.is_fill(region):
-                encoded[i] = memoryview(layout.inner.encode(region)).cast("B")
+                encoded[p.coords] = layout.inner.encode(region)
 
-        run_all(encode_one, range(len(cells)))  # concurrently when this is the only shard
-        parts: list[Any] = []
-        offset = self._data_start(layout)
-        for coords, data in zip(cells, encoded):
-            if data is not None:
-                index[coords] = (offset, len(data))
-                offset += len(data)
-                parts.append(data)
-        index_bytes = layout.index.encode(index)
-        if self.index_location == "start":
-            return b"".join([index_bytes, *parts])
-        return b"".join([*parts, index_bytes])
+        run_all(encode_one, plan)  # concurrently when this is the only shard
+        return layout.assemble(encoded)
 
     def max_encoded_size(self, spec: ChunkSpec) -> int | None:
         layout = self.layout(spec)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.metadata.model import ArrayMetadata
 from zarrx.runtime.elements import Elements
+
+if TYPE_CHECKING:  # the sharding codec loads on first use, as every codec does
+    from zarrx.codecs.sharding import ShardLayout
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class ChunkStore:
     #: ``(head, separator)`` when every chunk key is ``head`` + the coordinates joined by
     #: ``separator`` (checked on probes; ``None``: ask :meth:`key` per chunk).
     key_layout: tuple[str, str] | None = field(init=False, repr=False, compare=False)
-    _chains: dict[tuple[int, ...], tuple[PreparedChain, bool]] = field(
+    _chains: dict[tuple[int, ...], PreparedChain] = field(
         init=False, repr=False, compare=False
     )
 
@@ -61,7 +65,14 @@ class ChunkStore:
 
     def chain(self, shape: tuple[int, ...]) -> PreparedChain:
         """The codec chain prepared for chunks of ``shape``, once per shape."""
-        return self._prepared(shape)[0]
+        found = self._chains.get(shape)
+        if found is None:
+            chain = self.meta.codecs.prepare(
+                ChunkSpec(shape, self.meta.dtype, self.meta.fill_value)
+            )
+            with _lock:  # concurrent first uses agree on one value
+                found = self._chains.setdefault(shape, chain)
+        return found
 
     def chains(self, coords: np.ndarray) -> list[PreparedChain]:
         """The prepared chain of each chunk at the rows of ``coords``."""
@@ -74,38 +85,23 @@ class ChunkStore:
         """Every chunk has one shape (a regular grid)."""
         return isinstance(self.grid, RegularChunkGrid)
 
-    def decodes_part(self, shape: tuple[int, ...]) -> bool:
-        """Whether chunks of ``shape`` can be decoded in part (see :meth:`partial_codec`)."""
-        return self._prepared(shape)[1]
-
-    def _prepared(self, shape: tuple[int, ...]) -> tuple[PreparedChain, bool]:
-        found = self._chains.get(shape)
-        if found is None:
-            chain = self.meta.codecs.prepare(
-                ChunkSpec(shape, self.meta.dtype, self.meta.fill_value)
-            )
-            part = not (
-                chain.array_array or chain.bytes_bytes or not chain.array_bytes.partial_decode
-            )
-            with _lock:  # concurrent first uses agree on one value
-                found = self._chains.setdefault(shape, (chain, part))
-        return found
-
-    def partial_codec(self, coords: tuple[int, ...]) -> Any:
-        """The array→bytes codec when it can decode part of a chunk from byte ranges
-        (sharding) and nothing else in the chain needs the whole value; else ``None``."""
-        chain = self.meta.codecs.prepare(self.spec(coords))
-        if chain.array_array or chain.bytes_bytes or not chain.array_bytes.partial_decode:
+    @cached_property
+    def shards(self) -> ShardLayout | None:
+        """The shard layout when the array's codecs are one ``sharding_indexed`` codec on a
+        regular grid: the engine then reads and writes inner chunks (:mod:`.shards`).
+        ``None`` otherwise: a shard nested in a longer chain is one opaque chunk."""
+        codecs = self.meta.codecs.codecs
+        grid = self.meta.chunk_grid
+        if len(codecs) != 1 or codecs[0].name != "sharding_indexed" or not hasattr(
+            codecs[0], "layout"
+        ):
             return None
-        return chain.array_bytes
-
-    def fetch(self, key: str) -> Any:
-        """A function reading byte ranges of ``key`` in one batched request."""
-
-        def fetch_ranges(ranges: Any) -> list[bytes | None]:
-            return self.store.get_many([(key, r) for r in ranges])
-
-        return fetch_ranges
+        if not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
+            return None
+        spec = self.spec((0,) * len(self.meta.shape))
+        sharding: Any = self.meta.codecs.prepare(spec).array_bytes
+        layout: ShardLayout = sharding.layout(spec)
+        return layout
 
 
 _lock = threading.Lock()

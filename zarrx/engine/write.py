@@ -1,6 +1,7 @@
 """Writing: whole chunks are encoded from the value directly; partly covered chunks are
 read, modified and written back. A chunk equal to the fill value is erased, not written,
-unless ``write_empty_chunks`` is set."""
+unless ``write_empty_chunks`` is set. A sharded array is written inner chunk by inner
+chunk, one update per shard (:mod:`.shards`)."""
 
 from __future__ import annotations
 
@@ -15,31 +16,22 @@ from zarrx import config
 from zarrx.abc.store import Snapshot
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
-from zarrx.errors import CodecError
-from zarrx.runtime.executor import BackgroundWrites, run_all
-from zarrx.runtime.place import place
+from zarrx.engine.shards import write_shards
+from zarrx.engine.update import background_puts, new_chunk, spans
+from zarrx.runtime.executor import run_all
 from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
-from zarrx.runtime.scratch import scratch
 from zarrx.selection.layout import Layout
-
-#: All of a chunk, into all of a buffer of its shape.
-WHOLE = ChunkProjection((), (Ellipsis,), (Ellipsis,), True)
-
-
-def _covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
-    """The projection's slices span the whole stored chunk (no fill needed around them)."""
-    return not p.fancy and _spans(p.chunk_selection, shape)
-
-
-def _spans(selection: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
-    return all(s.start == 0 and s.stop == n and s.step == 1 for s, n in zip(selection, shape))
 
 
 def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
     """Write ``value`` (NumPy's result shape for the selection, the array's dtype) into
     the cells the selection of ``layout`` names; where several name one cell, the last
     wins, as in NumPy."""
-    if value.size:
+    if not value.size:
+        return
+    if cs.shards is not None:
+        write_shards(cs, cs.shards, layout, layout.buffer_of(value))
+    else:
         write_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout), layout.buffer_of(value))
 
 
@@ -54,25 +46,21 @@ def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarr
 
     Partly covered chunks are read, modified and written back through the store's atomic
     update (:meth:`~zarrx.abc.store.Store.atomic_update`), so writers in other threads,
-    processes or machines updating other parts of the same chunk (or shard) lose nothing;
-    where the store lets an update start from a value read ahead, those are fetched in one
-    batch. So is a chunk at the array's end that sticks out of it: what lies outside the
-    shape this writer knows may be rows another writer appended meanwhile. Whole chunks
-    are written by the I/O threads while the chunk threads encode the next ones; when
-    this returns, every write is done.
+    processes or machines updating other parts of the same chunk lose nothing; where the
+    store lets an update start from a value read ahead, those are fetched in one batch.
+    So is a chunk at the array's end that sticks out of it: what lies outside the shape
+    this writer knows may be rows another writer appended meanwhile. Whole chunks are
+    written by the I/O threads while the chunk threads encode the next ones; when this
+    returns, every write is done.
     """
     write_empty = config.get("write_empty_chunks")
-    threads = config.get("threads")
-    # One thread means one thread: the store is then only ever called by the caller.
-    writes = BackgroundWrites(cs.store, limit=2 * threads) if threads > 1 else None
-    put = cs.store.set if writes is None else writes.set
-    try:
+    with background_puts(cs.store) as put:
         for batch in batches:
             keys = cs.keys(batch.coords)
             chains = cs.chains(batch.coords)
             fancy = batch.fancy or repeat(False)
             whole = [
-                complete and not f and _spans(sel, chain.spec.shape)
+                complete and not f and spans(sel, chain.spec.shape)
                 for complete, f, sel, chain in zip(
                     batch.complete.tolist(), fancy, batch.chunk_selections, chains
                 )
@@ -84,12 +72,6 @@ def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarr
                 for i in range(len(batch))
             ]
             run_all(partial(_update, cs, value, write_empty, put), items)
-    except BaseException:
-        if writes is not None:
-            writes.wait(raise_failure=False)  # finish what was handed over; keep this error
-        raise
-    if writes is not None:
-        writes.wait()
 
 
 def _update(
@@ -127,50 +109,5 @@ def _chunk_bytes(
     erase on condition (:attr:`~zarrx.abc.store.Store.conditional_erase`)."""
     if existing is not None and not cs.store.conditional_erase:
         write_empty = True
-    spec = chain.spec
-    if existing is None and _covers(p, spec.shape):
-        # The new value is the whole chunk: encode it where it lies.
-        return _encode(cs, chain, write_empty, value[p.out_selection])
-    if cs.elements.variable:
-        chunk = np.empty(spec.shape, dtype=cs.meta.dtype)
-        _build(cs, chain, value, p, key, existing, chunk)
-        return _encode(cs, chain, write_empty, chunk)
-    with scratch(spec.nbytes) as memory:
-        chunk = memory.view(cs.meta.dtype).reshape(spec.shape)
-        _build(cs, chain, value, p, key, existing, chunk)
-        encoded = _encode(cs, chain, write_empty, chunk)
-        if encoded is not None and np.may_share_memory(np.frombuffer(encoded, "u1"), memory):
-            encoded = bytes(encoded)  # the bytes codec alone returns a view
-    return encoded
-
-
-def _encode(cs: ChunkStore, chain: PreparedChain, write_empty: bool, chunk: np.ndarray) -> Any:
-    """The stored bytes of ``chunk``, or ``None`` when it is all fill value (and such
-    chunks are not written)."""
-    if not write_empty and cs.elements.is_fill(chunk):
-        return None
-    return chain.encode(chunk)
-
-
-def _build(
-    cs: ChunkStore,
-    chain: PreparedChain,
-    value: np.ndarray,
-    p: ChunkProjection,
-    key: str,
-    existing: bytes | None,
-    chunk: np.ndarray,
-) -> None:
-    """Fill ``chunk`` with its new contents: the old value (or the fill value) around
-    the written part."""
-    if existing is not None:
-        try:
-            place(chain, cs.elements, WHOLE, existing, chunk)
-        except CodecError as e:
-            raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
-    elif not _covers(p, chunk.shape):
-        cs.elements.fill_region(chunk)
-    if p.fancy:
-        chunk[p.chunk_selection] = value[p.out_selection]
-    else:
-        cs.elements.copy(value[p.out_selection], chunk[p.chunk_selection])
+    return new_chunk(chain, cs.elements, value, p, existing, write_empty,
+                     f"{cs.node}: chunk {key!r}")

@@ -1,0 +1,394 @@
+"""Sharded arrays, read and written inner chunk by inner chunk, as tensorstore does: a
+shard is a small store of inner chunks (:class:`~zarrx.codecs.sharding.ShardLayout`), and
+the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
+
+- **Planning**: a selection of runs is planned over the shard grid, then each shard's
+  share over its inner chunks (so the inner chunks of one shard come together, and a
+  shard whose inner chunks are all needed is known as such); a selection with index
+  arrays is planned over the grid of inner chunks (points grouped by inner chunk) and its
+  inner chunks grouped by shard.
+- **Reads**, per batch: the shards whose inner chunks are all needed (each one plain
+  read, no index first) and the other shards' indexes in one ``get_many``; then the
+  inner chunks' byte ranges in another, adjacent ranges of one shard merged into one
+  read (:mod:`zarrx.stores.ranges`); then each inner chunk is decoded into its place
+  with the :func:`~zarrx.runtime.place.place` chunks use. An absent shard, or an inner
+  chunk without an index entry, is the fill value.
+- **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_update`: inner chunks
+  the write does not touch keep their stored bytes, covered ones are encoded from the
+  value (before the update, concurrently), partly covered ones are read, modified and
+  written; a shard left without inner chunks is erased. A shard covered whole is
+  written without a read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarrx import config
+from zarrx.abc.store import ByteRange, Snapshot
+from zarrx.engine.chunks import ChunkStore
+from zarrx.engine.update import background_puts, covers, new_chunk
+from zarrx.errors import CodecError
+from zarrx.runtime.executor import run_all
+from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
+from zarrx.selection.layout import Layout, Points
+from zarrx.stores.ranges import coalesced
+
+if TYPE_CHECKING:  # the sharding codec loads on first use, as every codec does
+    from zarrx.codecs.sharding import ShardLayout
+
+Coords = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ShardPart:
+    """One shard's share of a selection."""
+
+    key: str
+    coords: Coords  # in the shard grid
+    #: The inner chunks' projections: ``coords`` inside the shard, ``out_selection`` in
+    #: the selection's buffer.
+    items: list[ChunkProjection]
+    #: Every inner chunk of the shard inside the array is touched: the shard is read
+    #: whole, in one request, with no index read first.
+    read_whole: bool
+    #: For a shard selected whole: its place in the buffer, and ``items`` are the shard's
+    #: :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan` (relative to that place, and
+    #: planned once per array). ``None``: ``items`` place into the buffer itself.
+    region: tuple[Any, ...] | None = None
+
+    def target(self, buffer: np.ndarray) -> np.ndarray:
+        """What the items' ``out_selection`` index: ``buffer`` or its region (a view)."""
+        return buffer if self.region is None else buffer[self.region]
+
+
+def shard_parts(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> Iterator[ShardPart]:
+    """The shards the selection of ``layout`` touches, with the inner chunks it needs of
+    each (a shard may come more than once for a selection with index arrays)."""
+    meta = cs.meta
+    if any(isinstance(g, Points) for g in layout.groups):
+        yield from _by_shard(cs, shards, plan(shards.grid, meta.shape, layout))
+        return
+    for sp in plan(meta.chunk_grid, meta.shape, layout):
+        yield _split(cs, shards, sp)
+
+
+def inner_projections(
+    cs: ChunkStore, shards: ShardLayout, layout: Layout
+) -> Iterator[tuple[str, Coords, ChunkProjection]]:
+    """The inner chunks a selection touches, shard by shard: the shard's key, the inner
+    chunk's coordinates in the array's grid of inner chunks, and its projection."""
+    per_shard = shards.chunks_per_shard
+    for part in shard_parts(cs, shards, layout):
+        for p in part.items:
+            if part.region is not None:
+                p = ChunkProjection(p.coords, p.chunk_selection, tuple(
+                    slice(o.start + i.start, o.start + i.stop)
+                    for o, i in zip(part.region, p.out_selection)), p.complete)
+            yield part.key, tuple(s * n + c for s, n, c in zip(part.coords, per_shard,
+                                                               p.coords)), p
+
+
+def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPart:
+    """A shard's projection (runs) split over its inner chunks."""
+    shard_shape = shards.spec.shape
+    extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
+    if sp.complete and extent == shard_shape:  # all of it: the plan made once
+        return ShardPart(cs.key(sp.coords), sp.coords, shards.whole_plan, True, sp.out_selection)
+    items = []
+    for ip in plan_ranges(shards.grid, extent, sp.chunk_selection):
+        out = tuple(slice(o.start + i.start, o.start + i.stop)
+                    for o, i in zip(sp.out_selection, ip.out_selection))
+        items.append(ChunkProjection(ip.coords, ip.chunk_selection, out, ip.complete))
+    held = math.prod(-(-e // c) for e, c in zip(extent, shards.chunk_shape))
+    return ShardPart(cs.key(sp.coords), sp.coords, items, len(items) == held)
+
+
+def _by_shard(
+    cs: ChunkStore, shards: ShardLayout, projections: Iterable[ChunkProjection]
+) -> Iterator[ShardPart]:
+    """Inner chunks of the array's inner grid, grouped by shard a batch at a time."""
+    per_shard = shards.chunks_per_shard
+    it = iter(projections)
+    while True:
+        groups: dict[Coords, list[ChunkProjection]] = {}
+        for _, p in zip(range(config.get("batch_chunks")), it):
+            shard = tuple(c // n for c, n in zip(p.coords, per_shard))
+            local = tuple(c % n for c, n in zip(p.coords, per_shard))
+            groups.setdefault(shard, []).append(ChunkProjection(
+                local, p.chunk_selection, p.out_selection, p.complete, p.fancy, p.groups))
+        if not groups:
+            return
+        for shard, items in groups.items():
+            yield ShardPart(cs.key(shard), shard, items, False)
+
+
+def _batches(parts: Iterable[ShardPart], held: Callable[[ShardPart], int]
+             ) -> Iterator[list[ShardPart]]:
+    """Whole shards in batches holding about ``batch_chunks`` inner chunks (``held``: how
+    many a shard's part holds in memory at once)."""
+    batch: list[ShardPart] = []
+    size = 0
+    limit = config.get("batch_chunks")
+    for part in parts:
+        batch.append(part)
+        size += held(part)
+        if size >= limit:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+@contextmanager
+def _naming(cs: ChunkStore, key: str) -> Iterator[None]:
+    """Codec errors name the array and the shard."""
+    try:
+        yield
+    except CodecError as e:
+        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+
+
+def _get_many(cs: ChunkStore, requests: Sequence[tuple[str, ByteRange | None]]) -> list[Any]:
+    if not requests:
+        return []
+    values = cs.store.get_many(requests)
+    if len(values) != len(requests):
+        raise CodecError(
+            f"{cs.node}: the store answered {len(values)} of {len(requests)} reads of "
+            "shards: the data read is truncated"
+        )
+    return list(values)
+
+
+# -- reading ---------------------------------------------------------------------------------
+def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.ndarray) -> None:
+    """Fill ``out`` (the selection's buffer) from the inner chunks the selection needs.
+
+    A shard read whole is read by the chunk thread that decodes it, as a chunk is, so
+    reads and decoding overlap and each shard is freed once placed; on stores with
+    batched reads, it is fetched with the batch's indexes."""
+    indexes: dict[str, np.ndarray | None] = {}  # a shard may come in several batches
+    batched = cs.store.batched_reads
+
+    def held(part: ShardPart) -> int:
+        return 1 if part.read_whole and not batched else len(part.items)
+
+    for batch in _batches(shard_parts(cs, shards, layout), held):
+        _read_batch(cs, shards, batch, out, indexes)
+
+
+def _read_batch(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    batch: list[ShardPart],
+    out: np.ndarray,
+    indexes: dict[str, np.ndarray | None],
+) -> None:
+    # 1. The indexes of shards read in part (and, on stores with batched reads, the
+    #    shards read whole), in one batch.
+    batched = cs.store.batched_reads
+    first: list[tuple[str, ByteRange | None]] = []
+    for part in batch:
+        if part.read_whole:
+            if batched:
+                first.append((part.key, None))
+        elif part.key not in indexes:
+            indexes[part.key] = None
+            first.append((part.key, shards.index_range))
+    whole: dict[str, Any] = {}
+    for (key, byte_range), value in zip(first, _get_many(cs, first)):
+        if byte_range is None:
+            whole[key] = value
+        elif value is not None:
+            with _naming(cs, key):
+                indexes[key] = shards.decode_index(value, None)
+    # 2. The inner chunks' byte ranges, adjacent ones of a shard merged into one read.
+    work: list[partial[None]] = []
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]] = []
+    for part in batch:
+        key = part.key
+        if part.read_whole:
+            work.append(partial(_place_shard, cs, shards, out, part, whole.get(key, _UNREAD)))
+            continue
+        index = indexes[key]
+        target = part.target(out)
+        for p in part.items:
+            entry = None if index is None else shards.entry(index, p.coords)
+            if entry is not None:
+                wanted.append((len(work), key, p, entry, target))
+            work.append(partial(_place, cs, shards, target, key, p, None))
+    if wanted:
+        requests: list[tuple[str, ByteRange | None]] = [(w[1], w[3]) for w in wanted]
+        if len(requests) > 1:
+            fetches, answer = coalesced(requests, gap=0)
+            values = answer(_get_many(cs, fetches))
+        else:
+            values = _get_many(cs, requests)
+        for (i, key, p, entry, target), value in zip(wanted, values):
+            if value is None or len(value) != entry.length:
+                raise CodecError(
+                    f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
+                    f"index says {entry.length} bytes, {0 if value is None else len(value)} "
+                    "were read"
+                )
+            work[i] = partial(_place, cs, shards, target, key, p, value)
+    # 3. Each inner chunk decoded into its place.
+    run_all(_call, work)
+
+
+_UNREAD = object()
+
+
+def _call(task: Callable[[], None]) -> None:
+    task()
+
+
+def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, key: str,
+           p: ChunkProjection, data: Any) -> None:
+    try:
+        shards.place(p, data, out)
+    except CodecError as e:
+        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+
+
+def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: ShardPart,
+                 value: Any) -> None:
+    """Every inner chunk of a shard read whole (here, unless it was read ahead)."""
+    key = part.key
+    out = part.target(out)
+    if value is _UNREAD:
+        value = cs.store.get(key)
+    stored: dict[Coords, Any] = {}
+    if value is not None:
+        with _naming(cs, key):
+            stored = shards.stored(value, shards.index_of(value))
+    # On the pool when this shard is the only work; in turn inside a chunk task.
+    run_all(lambda p: _place(cs, shards, out, key, p, stored.get(p.coords)), part.items)
+
+
+# -- writing ---------------------------------------------------------------------------------
+def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.ndarray) -> None:
+    """Write ``value`` (the selection's buffer) into the inner chunks the selection names,
+    one atomic update per shard (see the module's docstring). Each shard is one task of
+    the chunk threads, as a chunk is; its inner chunks are encoded in turn inside it, or
+    on the pool when it is the only shard of the batch."""
+    write_empty = config.get("write_empty_chunks")
+    per_shard = math.prod(shards.chunks_per_shard)
+    with background_puts(cs.store) as put:
+        for batch in _batches(shard_parts(cs, shards, layout), _one):
+            whole = [len(part.items) == per_shard
+                     and all(_covered(shards, p) for p in part.items) for part in batch]
+            partly = [part.key for part, w in zip(batch, whole) if not w]
+            ahead = cs.store.prefetch_for_update(partly) if partly else {}
+            tasks = [partial(_write_whole, cs, shards, value, write_empty, put, part) if w
+                     else partial(_update, cs, shards, value, write_empty, part,
+                                  ahead.get(part.key))
+                     for part, w in zip(batch, whole)]
+            run_all(_call, tasks)
+
+
+def _one(part: ShardPart) -> int:
+    return 1
+
+
+def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
+    """The write covers the inner chunk ``p``: it is encoded from the value alone."""
+    return p.complete and covers(p, shards.chunk_shape)
+
+
+def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart
+                    ) -> dict[Coords, Any]:
+    """The inner chunks of ``part`` the value covers, encoded (``None``: fill value)."""
+    encoded: dict[Coords, Any] = {}
+    value = part.target(value)
+
+    def encode(p: ChunkProjection) -> None:
+        encoded[p.coords] = new_chunk(shards.inner, shards.elements, value, p, None, False, "")
+
+    run_all(encode, [p for p in part.items if _covered(shards, p)])
+    return encoded
+
+
+def _write_whole(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    value: np.ndarray,
+    write_empty: bool,
+    put: Callable[[str, Any], None],
+    part: ShardPart,
+) -> None:
+    """A shard the write covers: encoded and written, nothing read."""
+    shard = _shard_bytes(shards, _encode_covered(shards, value, part), write_empty)
+    if shard is None:
+        cs.store.erase(part.key)
+    else:
+        put(part.key, shard)
+
+
+def _update(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    value: np.ndarray,
+    write_empty: bool,
+    part: ShardPart,
+    ahead: Snapshot | None,
+) -> None:
+    """A shard the write covers in part: the inner chunks it covers are encoded first
+    (they need nothing stored), then the shard is updated atomically."""
+    encoded = _encode_covered(shards, value, part)
+    cs.store.atomic_update(
+        part.key, partial(_new_shard, cs, shards, value, write_empty, encoded, part), ahead
+    )
+
+
+def _new_shard(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    value: np.ndarray,
+    write_empty: bool,
+    encoded: dict[Coords, Any],
+    part: ShardPart,
+    existing: bytes | None,
+) -> Any:
+    """The shard ``part`` leaves of the stored shard ``existing`` (``None``: absent):
+    untouched inner chunks as they are stored, covered ones as encoded ahead, partly
+    covered ones read, modified and encoded. ``None``: erase it (no inner chunk left)."""
+    key = part.key
+    entries: dict[Coords, Any] = {}
+    if existing is not None:
+        with _naming(cs, key):
+            entries = shards.stored(existing, shards.index_of(existing))
+    stored = dict(entries)
+    partly = []
+    for p in part.items:
+        if p.coords in encoded:
+            entries[p.coords] = encoded[p.coords]
+        else:
+            partly.append(p)
+    name = f"{cs.node}: chunk {key!r}: inner chunk"
+    value = part.target(value)
+
+    def modify(p: ChunkProjection) -> None:
+        entries[p.coords] = new_chunk(shards.inner, shards.elements, value, p,
+                                      stored.get(p.coords), False, f"{name} {p.coords}")
+
+    run_all(modify, partly)  # concurrently when this shard is the only work
+    if existing is not None and not cs.store.conditional_erase:
+        write_empty = True  # a stored shard left empty is written, where it cannot be erased
+    return _shard_bytes(shards, entries, write_empty)
+
+
+def _shard_bytes(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool) -> Any:
+    """The stored shard of ``entries``, or ``None`` when it holds no inner chunk (and
+    empty shards are not written)."""
+    if not write_empty and all(v is None for v in entries.values()):
+        return None
+    return shards.assemble(entries)

@@ -1,0 +1,113 @@
+"""The rules of writing one chunk, shared by whole chunks (:mod:`.write`) and the inner
+chunks of a shard (:mod:`.shards`): a chunk the value covers is encoded from the value
+where it lies; a partly covered one is built from its old value (or the fill value) and
+the new cells; a chunk all fill value is not stored. And the hand-off of encoded values
+to the I/O threads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from zarrx import config
+from zarrx.abc.store import Store
+from zarrx.codecs.pipeline import PreparedChain
+from zarrx.errors import CodecError
+from zarrx.runtime.elements import Elements
+from zarrx.runtime.executor import BackgroundWrites
+from zarrx.runtime.place import place
+from zarrx.runtime.plan import ChunkProjection
+from zarrx.runtime.scratch import scratch
+
+#: All of a chunk, into all of a buffer of its shape.
+WHOLE = ChunkProjection((), (Ellipsis,), (Ellipsis,), True)
+
+
+def covers(p: ChunkProjection, shape: tuple[int, ...]) -> bool:
+    """The projection's slices span the whole stored chunk (no fill needed around them)."""
+    return not p.fancy and spans(p.chunk_selection, shape)
+
+
+def spans(selection: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
+    """In-chunk slices that span all of a chunk of ``shape``."""
+    return all(s.start == 0 and s.stop == n and s.step == 1 for s, n in zip(selection, shape))
+
+
+@contextmanager
+def background_puts(store: Store) -> Iterator[Callable[[str, Any], None]]:
+    """A ``put(key, value)`` that hands writes to the I/O threads, so encoding the next
+    chunk overlaps writing this one; every write is done when the block ends. One thread
+    (``zarrx.config``) means one: the store is then only ever called by the caller."""
+    threads = config.get("threads")
+    writes = BackgroundWrites(store, limit=2 * threads) if threads > 1 else None
+    try:
+        yield store.set if writes is None else writes.set
+    except BaseException:
+        if writes is not None:
+            writes.wait(raise_failure=False)  # finish what was handed over; keep this error
+        raise
+    if writes is not None:
+        writes.wait()
+
+
+def new_chunk(
+    chain: PreparedChain,
+    elements: Elements,
+    value: np.ndarray,
+    p: ChunkProjection,
+    existing: Any,
+    write_empty: bool,
+    name: str,
+) -> Any:
+    """The stored bytes of the chunk ``p`` writes ``value[p.out_selection]`` into (built
+    from its stored bytes ``existing`` when only partly covered), or ``None`` when it is
+    all fill value and ``write_empty`` is false. ``name`` names the chunk in errors."""
+    spec = chain.spec
+    if existing is None and covers(p, spec.shape):
+        # The new value is the whole chunk: encode it where it lies.
+        return _encode(chain, elements, write_empty, value[p.out_selection])
+    if elements.variable:
+        chunk = np.empty(spec.shape, dtype=spec.dtype)
+        _build(chain, elements, value, p, existing, chunk, name)
+        return _encode(chain, elements, write_empty, chunk)
+    with scratch(spec.nbytes) as memory:
+        chunk = memory.view(spec.dtype).reshape(spec.shape)
+        _build(chain, elements, value, p, existing, chunk, name)
+        encoded = _encode(chain, elements, write_empty, chunk)
+        if encoded is not None and np.may_share_memory(np.frombuffer(encoded, "u1"), memory):
+            encoded = bytes(encoded)  # the bytes codec alone returns a view
+    return encoded
+
+
+def _encode(chain: PreparedChain, elements: Elements, write_empty: bool,
+            chunk: np.ndarray) -> Any:
+    if not write_empty and elements.is_fill(chunk):
+        return None
+    return chain.encode(chunk)
+
+
+def _build(
+    chain: PreparedChain,
+    elements: Elements,
+    value: np.ndarray,
+    p: ChunkProjection,
+    existing: Any,
+    chunk: np.ndarray,
+    name: str,
+) -> None:
+    """Fill ``chunk`` with its new contents: the old value (or the fill value) around
+    the written part."""
+    if existing is not None:
+        try:
+            place(chain, elements, WHOLE, existing, chunk)
+        except CodecError as e:
+            raise type(e)(f"{name} could not be decoded: {e}") from None
+    elif not covers(p, chunk.shape):
+        elements.fill_region(chunk)
+    if p.fancy:
+        chunk[p.chunk_selection] = value[p.out_selection]
+    else:
+        elements.copy(value[p.out_selection], chunk[p.chunk_selection])
