@@ -15,7 +15,7 @@ written once by zarr-python. What it adds:
   not see for tensorstore or zarrs. It is reported beside the output's size.
 - **Plan time.** ``plan`` times zarrx's planner alone (no I/O) on the ~1 M-chunk arrays:
   every projection onto the read unit (chunks; inner chunks of a sharded array, which the
-  engine plans per shard in ``decode_partial`` for a partial read, but which a full read
+  engine plans per shard for a partial read (``engine/shards.py``), but which a full read
   walks in the sharding codec without planning).
 - **A time budget.** zarr-python needs minutes per read of a million chunks; a library
   whose timed runs of a workload add up to more than ``--budget`` seconds is asked no
