@@ -179,7 +179,10 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
     batched = cs.store.batched_reads
 
     def held(part: ShardPart) -> int:
-        return 1 if part.read_whole and not batched else len(part.items)
+        # A shard read whole by its worker holds nothing until then, but a part's own
+        # list of inner projections does (only a shard selected whole shares its plan).
+        shared = part.region is not None
+        return 1 if part.read_whole and not batched and shared else len(part.items)
 
     for batch in _batches(shard_parts(cs, shards, layout), held):
         _read_batch(cs, shards, batch, out, indexes)
