@@ -36,7 +36,6 @@ FsspecStore('https://example.org/data.zarr', read_only=True)
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import copy
 import inspect
@@ -46,6 +45,7 @@ from typing import Any
 from zarrx import imports
 from zarrx.abc.store import ByteRange, Snapshot, Store, as_bytes
 from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.stores.aio import gather
 from zarrx.stores.keys import (
     is_valid_key,
     resolve_byte_range,
@@ -233,21 +233,8 @@ class FsspecStore(Store):
         return StoreError(f"cannot {action} key {key!r} in {self!r}: {error}")
 
     async def _gather(self, coroutines: Sequence[Any]) -> list[Any]:
-        """Await all, at most ``max_concurrency`` at once; the first error is raised after
-        every request has finished (nothing is left running behind the caller)."""
-        if not coroutines:
-            return []
-        semaphore = asyncio.Semaphore(self.max_concurrency)
-
-        async def bounded(coroutine: Any) -> Any:
-            async with semaphore:
-                return await coroutine
-
-        results = await asyncio.gather(*map(bounded, coroutines), return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        return results
+        """Await all, at most ``max_concurrency`` at once (see :func:`.aio.gather`)."""
+        return await gather(coroutines, self.max_concurrency)
 
     # -- readable ---------------------------------------------------------------------
     async def _size(self, path: str) -> int | None:
