@@ -51,10 +51,10 @@ def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray)
         n = len(batch)
         keys = cs.keys(batch.coords)
         chains = cs.chains(batch.coords)
-        fetched: list[Any] = [_UNREAD] * n
-        if cs.store.batched_reads:
-            for i, value in enumerate(cs.store.get_many([(k, None) for k in keys])):
-                fetched[i] = value
+        fetched: list[Any] = (
+            list(cs.store.get_many([(k, None) for k in keys]))
+            if cs.store.batched_reads else [_UNREAD] * n
+        )
         run_all(partial(_assemble, cs, out, batch, keys, chains, fetched), range(n))
 
 
