@@ -7,6 +7,7 @@ Spec 3.1 rule for extra top-level keys: accepted only as objects with
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -272,21 +273,36 @@ def node_from_json(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3
 #: Arrays parsed from stored documents, by the document without its attributes, with the
 #: resolution state (registry bindings, settings) they were parsed in. A hierarchy of many
 #: arrays of one layout (the tiles, variables or scales of a dataset) resolves it once.
-_PARSED: dict[str, tuple[Any, ArrayMetadataV3]] = {}
+#: The key is the document in ``marshal``'s format: exact for what JSON parses to (``1``,
+#: ``1.0`` and ``true`` differ, as they must), and cheaper to build than its ``repr``.
+_PARSED: dict[bytes, tuple[Any, ArrayMetadataV3]] = {}
 
 
 def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3:
     """:func:`node_from_json` for a document as the JSON parser returned it (plain
-    dicts, lists, strings, numbers), whose repr identifies it."""
+    dicts, lists, strings, numbers), which it does not change."""
     if not isinstance(doc, dict) or doc.get("node_type") != "array":
         return node_from_json(doc, where=where)
-    key = repr({k: v for k, v in doc.items() if k != "attributes"})
+    try:
+        key = marshal.dumps({k: v for k, v in doc.items() if k != "attributes"}, 2)
+    except ValueError:  # not what a JSON parser returns (or nested beyond marshal's depth)
+        return ArrayMetadataV3.from_json(doc, where=where)
     state = resolution_state()
     found = _PARSED.get(key)
     if found is not None and found[0] == state:
-        return replace(found[1], attributes=parse_attributes(doc.get("attributes"), where=where))
+        return _with_attributes(found[1], parse_attributes(doc.get("attributes"), where=where))
     meta = ArrayMetadataV3.from_json(doc, where=where)
     if len(_PARSED) >= 256:
         _PARSED.clear()
     _PARSED[key] = (state, meta)
     return meta
+
+
+def _with_attributes(meta: ArrayMetadataV3, attributes: dict[str, Any]) -> ArrayMetadataV3:
+    """``meta.with_attributes(attributes)`` for a cached layout: the same fields, set
+    without ``dataclasses.replace``'s generic path (a member of a large group pays it)."""
+    new = object.__new__(ArrayMetadataV3)
+    fields = new.__dict__
+    fields.update(meta.__dict__)
+    fields["attributes"] = attributes
+    return new
