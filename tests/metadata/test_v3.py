@@ -170,6 +170,59 @@ def test_arrays_of_one_layout_keep_their_own_attributes():
         node_from_document(_with(attributes=[1, 2]), where="c")
 
 
+def test_a_parsed_layout_is_reused_only_for_a_document_of_the_same_json_types():
+    """``[100, 50] == [100.0, 50]`` and ``[1] == [True]`` in Python: a document
+    differing from a cached layout only so is parsed (and refused) as itself."""
+    from zarrx.metadata.v3 import node_from_document
+
+    node_from_document(_with(), where="a")
+    with pytest.raises(MetadataError, match=r"^b: shape must be a list of integers"):
+        node_from_document(_with(shape=[100.0, 50]), where="b")
+    node_from_document(_with(shape=[1, 50]), where="c")
+    with pytest.raises(MetadataError, match=r"^d: shape must be a list of integers"):
+        node_from_document(_with(shape=[True, 50]), where="d")
+
+
+def test_a_parsed_layout_keeps_the_document_and_each_node_its_attributes():
+    """The document passed in is not changed (consolidated metadata keeps its entries),
+    and a node made from a cached layout is a whole one: every field, its own attributes."""
+    from zarrx.metadata.v3 import node_from_document
+
+    doc = _with(attributes={"i": 1})
+    before = copy.deepcopy(doc)
+    first = node_from_document(doc, where="a")
+    second = node_from_document(_with(attributes={"i": 2}), where="a")
+    assert doc == before
+    assert (first.attributes, second.attributes) == ({"i": 1}, {"i": 2})
+    assert second.with_attributes({"j": 2}).attributes == {"j": 2}
+    assert second.attributes == {"i": 2}
+    expected = ArrayMetadataV3.from_json(_with(attributes={"i": 2}))
+    assert second.to_json() == expected.to_json()
+    assert type(second) is ArrayMetadataV3
+    assert second.dtype == expected.dtype
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(b' {"a": 1}', {"a": 1}), (b'{"a": 1}\n', {"a": 1}), (b'{"a": 1} \t\r\n', {"a": 1}),
+     (b"[1]", [1]), (b'"s"', "s")],
+)
+def test_json_around_the_value_may_be_white_space(raw, expected):
+    assert load_json(raw, where="x") == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [(b'{"a": 1} x', "Extra data"), (b'{"a": 1}{}', "Extra data"), (b"", "Expecting value"),
+     (b" ", "Expecting value"), ('{"a": 1}\u00a0'.encode(), "Extra data")],
+)
+def test_json_anything_else_after_the_value_is_refused(raw, message):
+    """Only JSON's four white-space characters may follow the document (not, say, a
+    no-break space, which Python's ``str.isspace`` accepts)."""
+    with pytest.raises(MetadataError, match=f"^x: invalid JSON \\({message}"):
+        load_json(raw, where="x")
+
+
 def test_a_registry_change_invalidates_parsed_layouts():
     from zarrx import registry
     from zarrx.codecs.gzip import GzipCodec
