@@ -545,7 +545,7 @@ class LocalStore(Store):
             if kind == "file":
                 keys.append(prefix + entry.name)
             elif kind == "dir":  # a prefix only if a key lies below
-                if probe is not None and _is_regular(os.path.join(entry.path, probe)):
+                if probe is not None and _is_regular(entry.path + os.sep + probe):
                     prefixes.append(prefix + entry.name + "/")  # siblings alike: one lstat
                     continue
                 found = self._holds_key(entry.path)
