@@ -202,6 +202,25 @@ def test_a_parsed_layout_keeps_the_document_and_each_node_its_attributes():
     assert second.dtype == expected.dtype
 
 
+def test_a_document_the_caller_owns_is_parsed_alike_on_a_miss_and_a_hit():
+    """``owned=True`` (a document read from the store) may be taken apart; the node and
+    the errors are those of the document as written, whether its layout was cached."""
+    from zarrx.metadata.v3 import node_from_document
+
+    fresh = _with(shape=[7, 3], attributes=[1])  # a layout not seen yet: a miss
+    with pytest.raises(MetadataError, match=r"^m: attributes must be an object"):
+        node_from_document(fresh, where="m", owned=True)
+    first = node_from_document(_with(shape=[7, 3], attributes={"i": 1}), where="a", owned=True)
+    with pytest.raises(MetadataError, match=r"^h: attributes must be an object"):  # a hit
+        node_from_document(_with(shape=[7, 3], attributes=[1]), where="h", owned=True)
+    second = node_from_document(_with(shape=[7, 3], attributes=None), where="b", owned=True)
+    third = node_from_document(_with(shape=[7, 3], attributes=KeyError), where="c", owned=True)
+    assert (first.attributes, second.attributes, third.attributes) == ({"i": 1}, {}, {})
+    assert second.codecs is first.codecs
+    assert first.to_json() == ArrayMetadataV3.from_json(
+        _with(shape=[7, 3], attributes={"i": 1})).to_json()
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [(b' {"a": 1}', {"a": 1}), (b'{"a": 1}\n', {"a": 1}), (b'{"a": 1} \t\r\n', {"a": 1}),

@@ -82,7 +82,9 @@ class V3Layout(_PrefixLayout):
     def parse(self, path: str, docs: Mapping[str, bytes | None]) -> Any | None:
         key = _key(path, v3.METADATA_KEY)
         raw = docs.get(key)
-        return None if raw is None else v3.node_from_document(load_json(raw, where=key), where=key)
+        if raw is None:
+            return None
+        return v3.node_from_document(load_json(raw, where=key), where=key, owned=True)
 
     def documents(self, path: str, meta: Any) -> dict[str, bytes]:
         return {_key(path, v3.METADATA_KEY): dump_json(meta.to_json())}

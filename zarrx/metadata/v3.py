@@ -278,23 +278,36 @@ def node_from_json(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3
 _PARSED: dict[bytes, tuple[Any, ArrayMetadataV3]] = {}
 
 
-def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3:
+def node_from_document(
+    doc: Any, *, where: str, owned: bool = False
+) -> ArrayMetadataV3 | GroupMetadataV3:
     """:func:`node_from_json` for a document as the JSON parser returned it (plain
-    dicts, lists, strings, numbers), which it does not change."""
+    dicts, lists, strings, numbers). ``owned``: the caller's own copy, which may be
+    changed (else it is left as it is)."""
     if not isinstance(doc, dict) or doc.get("node_type") != "array":
         return node_from_json(doc, where=where)
+    # The layout is the document without its attributes (absent and null alike: {}).
+    if owned:
+        attributes = doc.pop("attributes", None)
+        layout = doc
+    else:
+        attributes = doc.get("attributes")
+        layout = {k: v for k, v in doc.items() if k != "attributes"}
     try:
-        key = marshal.dumps({k: v for k, v in doc.items() if k != "attributes"}, 2)
+        key: bytes | None = marshal.dumps(layout, 2)
     except ValueError:  # not what a JSON parser returns (or nested beyond marshal's depth)
-        return ArrayMetadataV3.from_json(doc, where=where)
+        key = None
     state = resolution_state()
-    found = _PARSED.get(key)
+    found = None if key is None else _PARSED.get(key)
     if found is not None and found[0] == state:
-        return _with_attributes(found[1], parse_attributes(doc.get("attributes"), where=where))
+        return _with_attributes(found[1], parse_attributes(attributes, where=where))
+    if owned:
+        doc["attributes"] = attributes
     meta = ArrayMetadataV3.from_json(doc, where=where)
-    if len(_PARSED) >= 256:
-        _PARSED.clear()
-    _PARSED[key] = (state, meta)
+    if key is not None:
+        if len(_PARSED) >= 256:
+            _PARSED.clear()
+        _PARSED[key] = (state, meta)
     return meta
 
 
