@@ -221,6 +221,53 @@ def test_a_document_the_caller_owns_is_parsed_alike_on_a_miss_and_a_hit():
         _with(shape=[7, 3], attributes={"i": 1})).to_json()
 
 
+def _outcome(parse, doc):
+    """What parsing ``doc`` gives: the document written back, or the error."""
+    try:
+        meta = parse(copy.deepcopy(doc))
+    except Exception as e:  # any error, compared as it is
+        return type(e).__name__, str(e)
+    return meta.to_json(), meta.shape, meta.dtype
+
+
+@pytest.mark.parametrize("owned", [False, True])
+@pytest.mark.parametrize(
+    "shape",
+    [[100, 50], [37, 9], [0, 0], [2**63 - 1, 1], [7], [7, 8, 9], [], [-1, 5], [3, "4"],
+     [3, 4.0], [3, True], [2**63, 1], "3,4", None, [2**62, 2**62]],
+)
+def test_a_layout_seen_with_another_shape_parses_as_the_document_itself(
+    shape, owned, monkeypatch
+):
+    """A document whose layout was parsed before with another shape (the second-level
+    cache) gives what parsing it from scratch gives: the node, or the same error."""
+    from zarrx.metadata import v3
+    from zarrx.metadata.v3 import node_from_document
+
+    monkeypatch.setattr(v3, "_PARSED", {})  # empty caches: the first parse fills both
+    monkeypatch.setattr(v3, "_ANY_SHAPE", {})
+    node_from_document(_with(), where="z")  # the layout, with shape [100, 50]
+    doc = _with(shape=shape) if shape is not None else _with(shape=KeyError)
+    got = _outcome(lambda d: node_from_document(d, where="z", owned=owned), doc)
+    assert got == _outcome(lambda d: ArrayMetadataV3.from_json(d, where="z"), doc)
+
+
+def test_a_layout_seen_with_another_shape_keeps_each_nodes_shape_and_attributes(monkeypatch):
+    from zarrx.metadata import v3
+    from zarrx.metadata.v3 import node_from_document
+
+    monkeypatch.setattr(v3, "_PARSED", {})
+    monkeypatch.setattr(v3, "_ANY_SHAPE", {})
+    scales = [node_from_document(_with(shape=[100 >> i, 50 >> i], attributes={"level": i}),
+                                 where=f"s{i}", owned=True) for i in range(5)]
+    assert [m.shape for m in scales] == [(100 >> i, 50 >> i) for i in range(5)]
+    assert [m.attributes for m in scales] == [{"level": i} for i in range(5)]
+    assert all(m.codecs is scales[0].codecs for m in scales)
+    assert len(v3._ANY_SHAPE) == 1  # one layout parsed whole; the other shapes checked
+    again = node_from_document(_with(shape=[25, 12], attributes={"level": 2}), where="s")
+    assert again.to_json() == scales[2].to_json()
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [(b' {"a": 1}', {"a": 1}), (b'{"a": 1}\n', {"a": 1}), (b'{"a": 1} \t\r\n', {"a": 1}),
