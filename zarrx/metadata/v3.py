@@ -10,6 +10,7 @@ from __future__ import annotations
 import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import numpy as np
@@ -347,7 +348,10 @@ def _copy(meta: ArrayMetadataV3, **changes: Any) -> ArrayMetadataV3:
     checking): the fields set directly, without ``replace``'s generic path (every member
     of a large group pays it)."""
     new = object.__new__(ArrayMetadataV3)
-    fields = new.__dict__
-    fields.update(meta.__dict__)
-    fields.update(changes)
+    values = meta.__dict__
+    new.__dict__.update({name: values[name] for name in _FIELDS}, **changes)
     return new
+
+
+#: The fields of an array's metadata (not what a cached property may have stored beside them).
+_FIELDS = tuple(f.name for f in dataclass_fields(ArrayMetadataV3))
