@@ -307,3 +307,20 @@ def test_a_registry_change_invalidates_parsed_layouts():
     assert gzip(before) is GzipCodec
     assert gzip(during) is LoudGzip
     assert gzip(after) is GzipCodec
+
+
+def test_a_node_from_a_cached_layout_carries_no_value_derived_from_another_node(monkeypatch):
+    """Only the dataclass fields are copied: a value stored beside them on the cached
+    node (as a cached property would store one, for its shape) is not."""
+    from zarrx.metadata import v3
+    from zarrx.metadata.v3 import node_from_document
+
+    monkeypatch.setattr(v3, "_PARSED", {})
+    monkeypatch.setattr(v3, "_ANY_SHAPE", {})
+    cached = node_from_document(_with(), where="a")
+    cached.__dict__["derived_from_shape"] = cached.shape
+    same = node_from_document(_with(attributes={"b": 1}), where="b")
+    other = node_from_document(_with(shape=[3, 4]), where="c")
+    assert "derived_from_shape" not in same.__dict__
+    assert "derived_from_shape" not in other.__dict__
+    assert (same.shape, other.shape, same.attributes) == ((100, 50), (3, 4), {"b": 1})

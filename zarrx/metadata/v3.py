@@ -348,10 +348,14 @@ def _copy(meta: ArrayMetadataV3, **changes: Any) -> ArrayMetadataV3:
     checking): the fields set directly, without ``replace``'s generic path (every member
     of a large group pays it)."""
     new = object.__new__(ArrayMetadataV3)
-    values = meta.__dict__
-    new.__dict__.update({name: values[name] for name in _FIELDS}, **changes)
+    values, fields = meta.__dict__, new.__dict__
+    if len(values) == len(_FIELDS):
+        fields.update(values)
+    else:  # the fields only (not what a cached property may have stored beside them)
+        fields.update({name: values[name] for name in _FIELDS})
+    fields.update(changes)
     return new
 
 
-#: The fields of an array's metadata (not what a cached property may have stored beside them).
+#: The fields of an array's metadata.
 _FIELDS = tuple(f.name for f in dataclass_fields(ArrayMetadataV3))
