@@ -165,6 +165,14 @@ def _name_max(root: str) -> int:
             directory = parent
 
 
+def _is_regular(path: str) -> bool:
+    """Whether ``path`` is a regular file (not a link, not a directory), with one ``lstat``."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 class LocalStore(Store):
     """A directory store: key ``"a/b/c"`` is the file ``root/a/b/c``."""
 
@@ -531,13 +539,41 @@ class LocalStore(Store):
             entries = list(os.scandir(directory))
         except OSError:
             return keys, prefixes
+        probe: str | None = None  # a key name the last child held directly
         for entry in entries:
             kind = self._listable(entry)
             if kind == "file":
                 keys.append(prefix + entry.name)
-            elif kind == "dir" and next(self._walk(entry.path, ""), None) is not None:
-                prefixes.append(prefix + entry.name + "/")  # only if a key lies below
+            elif kind == "dir":  # a prefix only if a key lies below
+                if probe is not None and _is_regular(entry.path + os.sep + probe):
+                    prefixes.append(prefix + entry.name + "/")  # siblings alike: one lstat
+                    continue
+                found = self._holds_key(entry.path)
+                if found:
+                    prefixes.append(prefix + entry.name + "/")
+                    if isinstance(found, str):
+                        probe = found
         return sorted(keys), sorted(prefixes)
+
+    def _holds_key(self, directory: str) -> str | bool:
+        """The name of a key directly in ``directory``, else whether a key lies deeper
+        (the members of a group each hold their document: the next sibling is probed
+        for that name with one ``lstat`` instead of being listed)."""
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return False
+        below = []
+        for entry in entries:
+            kind = self._listable(entry)
+            if kind == "file" and not entry.is_symlink():
+                return entry.name
+            if kind is not None:
+                below.append(entry)
+        for entry in below:
+            if entry.is_symlink() or next(self._walk(entry.path, ""), None) is not None:
+                return True  # a linked file (listable, checked above), or a key below
+        return False
 
     # -- identity -------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
