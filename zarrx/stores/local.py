@@ -44,10 +44,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx._core.files import open_beneath, read_beneath
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
-from zarrx.stores import locks
+from zarrx.stores import locks, splice
 from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
@@ -420,6 +420,66 @@ class LocalStore(Store):
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there
             self._prune(directory)  # only ever removes empty directories
+
+    def atomic_splice(
+        self, key: str, build: Splice, snapshot: Snapshot | None = None
+    ) -> Sequence[Part] | None:
+        """:meth:`~zarrx.abc.store.Store.atomic_splice` without reading what is kept:
+        under the key's lock the current file is read only where ``build`` asks, and the
+        new one is written beside it from the parts (bytes with ``writev``, kept ranges
+        copied from the current file: :mod:`zarrx.stores.splice`), then renamed over the
+        key, as :meth:`set` does. ``snapshot`` is not used: the value is read under the
+        lock."""
+        if self.atomic_updates != "lock":
+            return super().atomic_splice(key, build, snapshot)
+        self._check_writable(key)
+        self.check_keys((key,))
+        with self.lock(key):
+            path = self._path(key)
+            try:
+                fd = os.open(path, _READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
+            except _ABSENT:
+                fd = None
+            except OSError as error:
+                raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+            try:
+                current = None
+                if fd is not None:
+                    info = os.fstat(fd)
+                    if stat.S_ISREG(info.st_mode):  # else absent, as for get
+                        current = splice.FileValue(fd, info.st_size)
+                parts = build(current)
+                if parts is None:
+                    if fd is not None:
+                        self.erase(key)
+                        splice.close_later(fd)  # the last descriptor of the erased file
+                        fd = None
+                    return None
+                try:
+                    out, tmp = self._open_temp(os.path.dirname(path))
+                except OSError as error:
+                    raise StoreError(
+                        f"cannot write key {key!r} under {self._root!r}: {error}") from error
+                try:
+                    try:
+                        splice.write_parts(out, parts, current)
+                    finally:
+                        os.close(out)
+                    os.replace(tmp, path)
+                except BaseException as error:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+                    if isinstance(error, OSError):
+                        raise StoreError(
+                            f"cannot write key {key!r} to {path!r}: {error}") from error
+                    raise
+                if fd is not None:
+                    splice.close_later(fd)  # of the file replaced: see zarrx.stores.splice
+                    fd = None
+                return parts
+            finally:
+                if fd is not None:
+                    os.close(fd)
 
     def clean_leftovers(self) -> list[str]:
         """Remove what interrupted writers left behind: temporary files of writes that never
