@@ -145,33 +145,38 @@ class ShardLayout:
               ) -> list[Part]:
         """The parts of the stored shard holding ``entries`` (inner coords → encoded bytes;
         ``None``: the fill value) and every other inner chunk the stored shard of ``index``
-        holds, kept as its byte range there (``index`` ``None``: the fill value): inner
-        chunks in C order of the grid, the index at the start or the end. A shard that
-        holds no inner chunk is its index alone (one part)."""
-        count = len(self.whole_plan)
-        flat = [EMPTY_INT] * (2 * count)
+        holds, kept as its byte range there (``index`` ``None``: the fill value; ranges
+        kept one after the other are one part): inner chunks in C order of the grid, the
+        index at the start or the end. A shard that holds no inner chunk is its index
+        alone (one part)."""
+        flat = [EMPTY_INT] * (2 * len(self.whole_plan))
         old = None if index is None else index.reshape(-1).tolist()
-        body: list[Part] = []
+        body: list[Any] = []  # bytes, or [start, stop) lists of the stored shard
         offset = self.index_nbytes if self.location == "start" else 0
         for i, p in enumerate(self.whole_plan):
             data = entries.get(p.coords, _KEPT)
             if data is None:
                 continue
-            if data is _KEPT:
-                if old is None or old[2 * i] == EMPTY_INT:
-                    continue
-                nbytes = old[2 * i + 1]
-                body.append(ByteRange(old[2 * i], nbytes))
-            else:
+            if data is not _KEPT:
                 data = memoryview(data).cast("B")
                 nbytes = len(data)
                 body.append(data)
+            elif old is None or old[2 * i] == EMPTY_INT:
+                continue
+            else:
+                start, nbytes = old[2 * i], old[2 * i + 1]
+                if body and isinstance(body[-1], list) and body[-1][1] == start:
+                    body[-1][1] += nbytes  # continues the range kept before it
+                else:
+                    body.append([start, start + nbytes])
             flat[2 * i] = offset
             flat[2 * i + 1] = nbytes
             offset += nbytes
         new_index = np.array(flat, dtype="uint64").reshape(*self.chunks_per_shard, 2)
         index_bytes = self.index.encode(new_index)
-        return [index_bytes, *body] if self.location == "start" else [*body, index_bytes]
+        kept: list[Part] = [ByteRange(b[0], b[1] - b[0]) if isinstance(b, list) else b
+                            for b in body]
+        return [index_bytes, *kept] if self.location == "start" else [*kept, index_bytes]
 
     def place(self, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
         """Decode the inner chunk ``chunk`` (``None``: the fill value) and put its share
