@@ -424,18 +424,21 @@ class LocalStore(Store):
     def atomic_splice(
         self, key: str, build: Splice, snapshot: Snapshot | None = None
     ) -> Sequence[Part] | None:
-        """:meth:`~zarrx.abc.store.Store.atomic_splice` without reading what is kept:
-        under the key's lock the current file is read only where ``build`` asks, and the
-        new one is written beside it from the parts (bytes with ``writev``, kept ranges
-        copied from the current file: :mod:`zarrx.stores.splice`), then renamed over the
-        key, as :meth:`set` does. ``snapshot`` is not used: the value is read under the
-        lock."""
+        """:meth:`~zarrx.abc.store.Store.atomic_splice` without reading what is kept
+        whole: under the key's lock the current file is read only where ``build`` asks,
+        the new value is written into the lock file itself from the parts (bytes, and the
+        kept ranges read from the current file: :mod:`zarrx.stores.splice`), and the lock
+        file is renamed over the key (:func:`~zarrx.stores.locks.hold_lock_file`): one
+        file made per update. ``snapshot`` is not used: the value is read under the lock."""
         if self.atomic_updates != "lock":
             return super().atomic_splice(key, build, snapshot)
         self._check_writable(key)
         self.check_keys((key,))
-        with self.lock(key):
-            path = self._path(key)
+        path = self._path(key)  # the fence: the key's file lies inside the root...
+        directory, name = os.path.split(path)
+        # ...so does its lock file: the same directory, a name without a separator.
+        lock_file = os.path.join(directory, lock_name(name, self._name_max))
+        with locks.hold_lock_file(lock_file, repr(key)) as held:
             try:
                 fd = os.open(path, _READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
             except _ABSENT:
@@ -452,34 +455,24 @@ class LocalStore(Store):
                 if parts is None:
                     if fd is not None:
                         self.erase(key)
-                        splice.close_later(fd)  # the last descriptor of the erased file
-                        fd = None
-                    return None
-                try:
-                    out, tmp = self._open_temp(os.path.dirname(path))
-                except OSError as error:
-                    raise StoreError(
-                        f"cannot write key {key!r} under {self._root!r}: {error}") from error
-                try:
+                else:
                     try:
-                        splice.write_parts(out, parts, current)
-                    finally:
-                        os.close(out)
-                    os.replace(tmp, path)
-                except BaseException as error:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp)
-                    if isinstance(error, OSError):
+                        if os.fstat(held.fd).st_size:  # left by a writer killed meanwhile
+                            os.ftruncate(held.fd, 0)
+                        splice.write_parts(held.fd, parts, current)
+                        held.move_to(path)
+                    except OSError as error:
                         raise StoreError(
                             f"cannot write key {key!r} to {path!r}: {error}") from error
-                    raise
-                if fd is not None:
-                    splice.close_later(fd)  # of the file replaced: see zarrx.stores.splice
+                if fd is not None:  # the file replaced or erased: see zarrx.stores.splice
+                    splice.close_later(fd)
                     fd = None
-                return parts
             finally:
                 if fd is not None:
                     os.close(fd)
+        if held.made_directory or not os.path.lexists(path):  # no key left there
+            self._prune(directory)  # only ever removes empty directories
+        return parts
 
     def clean_leftovers(self) -> list[str]:
         """Remove what interrupted writers left behind: temporary files of writes that never
