@@ -52,8 +52,8 @@ def test_the_lock_file_becomes_the_value_and_no_other_file_is_made(
     store.atomic_splice("a/k", build)
     assert store.get("a/k") == b"<12345678>"
     assert made == []
-    # the splice's read, then the kept range: the whole file is never read
-    assert reads == [ByteRange(8, 2), ByteRange(1, 8)]
+    # the splice's read alone: the kept range is copied from a mapping, not read
+    assert reads == [ByteRange(8, 2)]
     assert os.listdir(store.root / "a") == ["k"]  # no lock or temporary file left
 
 
@@ -110,8 +110,9 @@ def test_splices_through_a_link_out_of_the_store_are_refused(tmp_path: Path) -> 
     assert (outside / "secret").read_bytes() == b"precious"
 
 
-def test_a_large_value_is_spliced_a_few_mib_at_a_time(
+def test_a_file_that_cannot_be_mapped_is_read_a_few_mib_at_a_time(
         store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(splice, "_mapping", lambda source: None)
     monkeypatch.setattr(splice, "BUFFERED", 1000)
     value = bytes(range(256)) * 40  # 10240 bytes: kept ranges read in 1000-byte reads
     store.set("k", value)
@@ -122,6 +123,23 @@ def test_a_large_value_is_spliced_a_few_mib_at_a_time(
     store.atomic_splice("k", lambda c: [ByteRange(0, 5000), b"mid", ByteRange(5000, 5240)])
     assert store.get("k") == value[:5000] + b"mid" + value[5000:]
     assert max(lengths) == 1000
+
+
+def test_a_file_cut_short_by_a_writer_ignoring_the_lock_fails_the_splice(
+        store: LocalStore) -> None:
+    """The kept range is mapped, and the file is cut short before the kernel copies it:
+    the copy fails (no SIGBUS: Python never touches the mapping), nothing is replaced."""
+    store.set("k", bytes(range(256)) * 64)
+
+    def build(current: Stored | None) -> Sequence[Part]:
+        assert current is not None
+        os.truncate(store.root / "k", 10)  # another program, without zarrx's lock
+        return [ByteRange(0, current.size), b"!"]
+
+    with pytest.raises(StoreError, match="cannot write key 'k'"):
+        store.atomic_splice("k", build)
+    assert store.get("k") == bytes(range(10))
+    assert os.listdir(store.root) == ["k"]
 
 
 def _open_descriptors() -> int:
