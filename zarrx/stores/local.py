@@ -465,12 +465,12 @@ class LocalStore(Store):
                         raise StoreError(
                             f"cannot write key {key!r} to {path!r}: {error}") from error
                 if fd is not None:  # the file replaced or erased: see zarrx.stores.splice
-                    splice.close_later(fd)
+                    splice.close_later(fd, 0 if current is None else current.size)
                     fd = None
             finally:
                 if fd is not None:
                     os.close(fd)
-        if held.made_directory or not os.path.lexists(path):  # no key left there
+        if held.made_directory or parts is None:  # the splice may have left no key there
             self._prune(directory)  # only ever removes empty directories
         return parts
 

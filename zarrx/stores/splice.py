@@ -32,6 +32,7 @@ _IOV_MAX = 1024  # the most buffers one writev takes (IOV_MAX on Linux)
 #: How much of the old value a splice reads before writing it.
 BUFFERED = 4 << 20
 _CLOSING = 8  # descriptors closed on the I/O threads at once, at most
+_CLOSE_LATER = 1 << 20  # smaller files are freed faster than a hand-over to a thread
 
 
 def _slots() -> threading.BoundedSemaphore:
@@ -43,10 +44,11 @@ if hasattr(os, "register_at_fork"):  # a forked child has none of its parent's t
     os.register_at_fork(after_in_child=lambda: globals().update(_closing=_slots()))
 
 
-def close_later(fd: int) -> None:
-    """Close ``fd`` on an I/O thread (in the caller when enough closes wait already)."""
+def close_later(fd: int, size: int) -> None:
+    """Close ``fd``, the last descriptor of a replaced file of ``size`` bytes, on an I/O
+    thread (in the caller when the file is small, or enough closes wait already)."""
     slots = _closing
-    if not slots.acquire(blocking=False):
+    if size < _CLOSE_LATER or not slots.acquire(blocking=False):
         os.close(fd)
         return
 
