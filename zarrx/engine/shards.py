@@ -13,11 +13,12 @@ the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
   read (:mod:`zarrx.stores.ranges`); then each inner chunk is decoded into its place
   with the :func:`~zarrx.runtime.place.place` chunks use. An absent shard, or an inner
   chunk without an index entry, is the fill value.
-- **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_update`: inner chunks
-  the write does not touch keep their stored bytes, covered ones are encoded from the
-  value (before the update, concurrently), partly covered ones are read, modified and
-  written; a shard left without inner chunks is erased. A shard covered whole is
-  written without a read.
+- **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_splice`: the index is
+  read, inner chunks the write does not touch are kept as their byte ranges in the
+  stored shard (a store copies them without reading them where it can), covered ones
+  are encoded from the value (before the update, concurrently), partly covered ones are
+  read, modified and written; a shard left without inner chunks is erased. A shard
+  covered whole is written without a read.
 """
 
 from __future__ import annotations
