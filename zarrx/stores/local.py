@@ -44,10 +44,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx._core.files import open_beneath, read_beneath
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
-from zarrx.stores import locks
+from zarrx.stores import locks, splice
 from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
@@ -428,6 +428,59 @@ class LocalStore(Store):
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there
             self._prune(directory)  # only ever removes empty directories
+
+    def atomic_splice(
+        self, key: str, build: Splice, snapshot: Snapshot | None = None
+    ) -> Sequence[Part] | None:
+        """:meth:`~zarrx.abc.store.Store.atomic_splice` without reading what is kept
+        whole: under the key's lock the current file is read only where ``build`` asks,
+        the new value is written into the lock file itself from the parts (bytes, and the
+        kept ranges read from the current file: :mod:`zarrx.stores.splice`), and the lock
+        file is renamed over the key (:func:`~zarrx.stores.locks.hold_lock_file`): one
+        file made per update. ``snapshot`` is not used: the value is read under the lock."""
+        if self.atomic_updates != "lock":
+            return super().atomic_splice(key, build, snapshot)
+        self._check_writable(key)
+        self.check_keys((key,))
+        path = self._path(key)  # the fence: the key's file lies inside the root...
+        directory, name = os.path.split(path)
+        # ...so does its lock file: the same directory, a name without a separator.
+        lock_file = os.path.join(directory, lock_name(name, self._name_max))
+        with locks.hold_lock_file(lock_file, repr(key)) as held:
+            try:
+                fd = os.open(path, _READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
+            except _ABSENT:
+                fd = None
+            except OSError as error:
+                raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+            try:
+                current = None
+                if fd is not None:
+                    info = os.fstat(fd)
+                    if stat.S_ISREG(info.st_mode):  # else absent, as for get
+                        current = splice.FileValue(fd, info.st_size)
+                parts = build(current)
+                if parts is None:
+                    if fd is not None:
+                        self.erase(key)
+                else:
+                    try:
+                        if os.fstat(held.fd).st_size:  # left by a writer killed meanwhile
+                            os.ftruncate(held.fd, 0)
+                        splice.write_parts(held.fd, parts, current)
+                        held.move_to(path)
+                    except OSError as error:
+                        raise StoreError(
+                            f"cannot write key {key!r} to {path!r}: {error}") from error
+                if fd is not None:  # the file replaced or erased: see zarrx.stores.splice
+                    splice.close_later(fd, 0 if current is None else current.size)
+                    fd = None
+            finally:
+                if fd is not None:
+                    os.close(fd)
+        if held.made_directory or parts is None:  # the splice may have left no key there
+            self._prune(directory)  # only ever removes empty directories
+        return parts
 
     def clean_leftovers(self) -> list[str]:
         """Remove what interrupted writers left behind: temporary files of writes that never
