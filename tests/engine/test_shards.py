@@ -237,3 +237,99 @@ def _oindex_assign(x: np.ndarray, sel: tuple[Any, ...], value: Any) -> None:
     shape = tuple(len(ix) for ix in axes)
     result_shape = _ix(x, sel).shape
     x[mesh] = np.broadcast_to(np.asarray(value, dtype=x.dtype), result_shape).reshape(shape)
+
+
+# -- shards of uncompressed inner chunks: placed by one kernel call --------------------------
+#: One dtype per element size (and complex, whose halves swap on their own).
+KERNEL_DTYPES = ["uint8", "int16", "float32", "int64", "complex64", "complex128", "<U2"]
+
+
+@st.composite
+def uncompressed_shards(draw: Any) -> tuple[np.ndarray, Any]:
+    """An array whose inner chunks are the ``bytes`` codec alone (either byte order, the
+    index at either end, edge shards, absent shards and empty inner chunks) and its twin."""
+    ndim = draw(st.integers(1, 3))
+    inner = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    shards = tuple(c * draw(st.integers(1, 3)) for c in inner)
+    shape = tuple(draw(st.integers(1, 10)) for _ in range(ndim))
+    dtype = np.dtype(draw(st.sampled_from(KERNEL_DTYPES)))
+    endian = draw(st.sampled_from(["little", "big"]))
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(inner), "codecs": [{"name": "bytes", "configuration": {
+            "endian": endian}}], "index_location": draw(st.sampled_from(["start", "end"]))}}
+    fill = np.zeros((), dtype)[()]
+    a = zarrx.create_array(MemoryStore(), shape=shape, dtype=dtype, chunks=shards,
+                           serializer=sharding, compressors=None, fill_value=fill)
+    x = np.full(shape, fill, dtype)
+    seed = draw(st.integers(0, 2**32 - 1))
+    values = np.random.default_rng(seed).integers(1, 1000, shape)
+    keep = np.random.default_rng(seed + 1).random(shape) < draw(st.sampled_from([0.0, 0.3, 1.0]))
+    x[keep] = values[keep].astype(str) if dtype.kind == "U" else values[keep].astype(dtype)
+    a[...] = x  # inner chunks left all fill are not stored, nor are empty shards
+    return x, a
+
+
+@SETTINGS
+@given(uncompressed_shards(), st.data())
+def test_whole_shards_placed_by_the_kernel_match_the_decoding_path(
+        case: tuple[np.ndarray, Any], data: Any) -> None:
+    x, a = case
+    assert a._chunk_store.shards.copy_swap is not None
+    whole = tuple(slice(0, data.draw(st.integers(0, n))) for n in x.shape)
+    for idx in [(Ellipsis,), whole, data.draw(numpy_indices(x.shape, wild=False))]:
+        try:
+            expected = x[idx]
+        except (IndexError, TypeError, ValueError):
+            continue
+        got = a[idx]
+        np.testing.assert_array_equal(got, expected)
+        with pytest.MonkeyPatch.context() as mp:  # the inner chunks decoded one by one
+            mp.setattr(type(a._chunk_store.shards), "place_all", lambda *args: False)
+            np.testing.assert_array_equal(a[idx], got)
+
+
+def test_a_full_read_of_uncompressed_shards_is_one_kernel_call_per_shard(
+        monkeypatch: Any) -> None:
+    a = zarrx.create_array(MemoryStore(), shape=(40, 30), dtype=">i4", chunks=(20, 15),
+                           serializer={"name": "sharding_indexed",
+                           "configuration": {"chunk_shape": [5, 5], "codecs": [
+                               {"name": "bytes", "configuration": {"endian": "big"}}]}},
+                           compressors=None, fill_value=0)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    a[...] = data
+    a[0:20, 15:30] = 0  # shard (0, 1) absent
+    data[0:20, 15:30] = 0
+    calls: list[tuple[int, ...]] = []
+    decodes: list[Any] = []
+    shards = type(a._chunk_store.shards)
+    real_place_all, real_place = shards.place_all, shards.place
+
+    def place_all(self: Any, shard: Any, index: Any, out: np.ndarray) -> bool:
+        calls.append(out.shape)
+        return real_place_all(self, shard, index, out)
+
+    def place(self: Any, *args: Any) -> None:
+        decodes.append(args)
+        real_place(self, *args)
+
+    monkeypatch.setattr(shards, "place_all", place_all)
+    monkeypatch.setattr(shards, "place", place)
+    np.testing.assert_array_equal(a[...], data)
+    assert calls == [(20, 15)] * 3
+    assert decodes == []
+
+
+def test_a_wrong_inner_chunk_size_in_an_uncompressed_shard_is_an_error() -> None:
+    store = MemoryStore()
+    a = _array(store)
+    a[...] = np.arange(1200, dtype="int32").reshape(40, 30)
+    shard = bytearray(store.get("c/1/0"))
+    index = np.frombuffer(bytes(shard[-196:-4]), "<u8").reshape(4, 3, 2).copy()
+    index[2, 1, 1] -= 4  # one element short
+    from zarrx.codecs.crc32c import _crc32c
+
+    raw = index.tobytes()
+    shard[-196:] = raw + _crc32c()(raw).to_bytes(4, "little")
+    store.set("c/1/0", bytes(shard))
+    with pytest.raises(zarrx.errors.CodecError, match=r"chunk 'c/1/0'.*inner chunk \(2, 1\)"):
+        a[...]

@@ -59,9 +59,10 @@ class ShardPart:
     #: Every inner chunk of the shard inside the array is touched: the shard is read
     #: whole, in one request, with no index read first.
     read_whole: bool
-    #: For a shard selected whole: its place in the buffer, and ``items`` are the shard's
-    #: :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan` (relative to that place, and
-    #: planned once per array). ``None``: ``items`` place into the buffer itself.
+    #: For a shard selected whole (all of it inside the array): its place in the buffer,
+    #: which ``items`` place into (for a shard not cut by the array's end, they are the
+    #: shard's :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan`, planned once per
+    #: array). ``None``: ``items`` place into the buffer itself.
     region: tuple[Any, ...] | None = None
 
     def target(self, buffer: np.ndarray) -> np.ndarray:
@@ -100,8 +101,10 @@ def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPar
     """A shard's projection (runs) split over its inner chunks."""
     shard_shape = shards.spec.shape
     extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
-    if sp.complete and extent == shard_shape:  # all of it: the plan made once
-        return ShardPart(cs.key(sp.coords), sp.coords, shards.whole_plan, True, sp.out_selection)
+    if sp.complete:  # all of it: the plan made once, or the part inside the array
+        items = shards.whole_plan if extent == shard_shape else list(
+            plan_ranges(shards.grid, extent, [slice(0, e) for e in extent]))
+        return ShardPart(cs.key(sp.coords), sp.coords, items, True, sp.out_selection)
     items = []
     for ip in plan_ranges(shards.grid, extent, sp.chunk_selection):
         out = tuple(slice(o.start + i.start, o.start + i.stop)
@@ -181,7 +184,7 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
     def held(part: ShardPart) -> int:
         # A shard read whole by its worker holds nothing until then, but a part's own
         # list of inner projections does (only a shard selected whole shares its plan).
-        shared = part.region is not None
+        shared = part.items is shards.whole_plan
         return 1 if part.read_whole and not batched and shared else len(part.items)
 
     for batch in _batches(shard_parts(cs, shards, layout), held):
@@ -269,10 +272,17 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
     out = part.target(out)
     if value is _UNREAD:
         value = cs.store.get(key)
-    stored: dict[Coords, Any] = {}
-    if value is not None:
+    if value is None:
+        if part.region is not None:  # the shard's whole extent: filled at once
+            shards.elements.fill_region(out)
+            return
+        stored = {}
+    else:
         with _naming(cs, key):
-            stored = shards.stored(value, shards.index_of(value))
+            index = shards.index_of(value)
+            if part.region is not None and shards.place_all(value, index, out):
+                return  # the shard's whole extent, in one kernel call
+            stored = shards.stored(value, index)
     # On the pool when this shard is the only work; in turn inside a chunk task.
     run_all(lambda p: _place(cs, shards, out, key, p, stored.get(p.coords)), part.items)
 
