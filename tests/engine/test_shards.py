@@ -246,17 +246,22 @@ KERNEL_DTYPES = ["uint8", "int16", "float32", "int64", "complex64", "complex128"
 
 @st.composite
 def uncompressed_shards(draw: Any) -> tuple[np.ndarray, Any]:
-    """An array whose inner chunks are the ``bytes`` codec alone (either byte order, the
-    index at either end, edge shards, absent shards and empty inner chunks) and its twin."""
+    """An array whose inner chunks are mostly the ``bytes`` codec alone (either byte
+    order, the index at either end, edge shards, absent shards and empty inner chunks),
+    and its twin."""
     ndim = draw(st.integers(1, 3))
     inner = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
     shards = tuple(c * draw(st.integers(1, 3)) for c in inner)
     shape = tuple(draw(st.integers(1, 10)) for _ in range(ndim))
     dtype = np.dtype(draw(st.sampled_from(KERNEL_DTYPES)))
     endian = draw(st.sampled_from(["little", "big"]))
+    codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": endian}}]
+    compressed = draw(st.sampled_from([None, "zstd", "gzip"]))
+    if compressed:  # decoded inner chunk by inner chunk, through one scratch chunk
+        codecs.append({"name": compressed, "configuration": {"level": 1}})
     sharding = {"name": "sharding_indexed", "configuration": {
-        "chunk_shape": list(inner), "codecs": [{"name": "bytes", "configuration": {
-            "endian": endian}}], "index_location": draw(st.sampled_from(["start", "end"]))}}
+        "chunk_shape": list(inner), "codecs": codecs,
+        "index_location": draw(st.sampled_from(["start", "end"]))}}
     fill = np.zeros((), dtype)[()]
     a = zarrx.create_array(MemoryStore(), shape=shape, dtype=dtype, chunks=shards,
                            serializer=sharding, compressors=None, fill_value=fill)
@@ -269,12 +274,27 @@ def uncompressed_shards(draw: Any) -> tuple[np.ndarray, Any]:
     return x, a
 
 
+def _place_one_by_one(chain: Any, elements: Any, chunk_shape: Any, items: Any,
+                      out: np.ndarray, what: str = "chunk") -> None:
+    """The general path: each inner chunk through ``place`` on its own."""
+    from zarrx.runtime.place import place
+
+    for p, data in items:
+        place(chain, elements, p, data, out)
+
+
 @SETTINGS
 @given(uncompressed_shards(), st.data())
-def test_whole_shards_placed_by_the_kernel_match_the_decoding_path(
+def test_whole_shards_placed_at_once_match_the_decoding_path(
         case: tuple[np.ndarray, Any], data: Any) -> None:
+    """The kernel (uncompressed inner chunks) and the shard-at-a-time loop (compressed
+    ones) against NumPy and against placing each inner chunk on its own."""
+    import zarrx.engine.shards as engine
+
     x, a = case
-    assert a._chunk_store.shards.copy_swap is not None
+    layout = a._chunk_store.shards
+    uncompressed = not layout.inner.bytes_bytes
+    assert (layout.copy_swap is not None) == uncompressed
     whole = tuple(slice(0, data.draw(st.integers(0, n))) for n in x.shape)
     for idx in [(Ellipsis,), whole, data.draw(numpy_indices(x.shape, wild=False))]:
         try:
@@ -284,7 +304,8 @@ def test_whole_shards_placed_by_the_kernel_match_the_decoding_path(
         got = a[idx]
         np.testing.assert_array_equal(got, expected)
         with pytest.MonkeyPatch.context() as mp:  # the inner chunks decoded one by one
-            mp.setattr(type(a._chunk_store.shards), "place_all", lambda *args: False)
+            mp.setattr(type(layout), "place_all", lambda *args: False)
+            mp.setattr(engine, "place_each", _place_one_by_one)
             np.testing.assert_array_equal(a[idx], got)
 
 

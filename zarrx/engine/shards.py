@@ -36,7 +36,8 @@ from zarrx.abc.store import ByteRange, Snapshot
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.update import background_puts, covers, new_chunk
 from zarrx.errors import CodecError
-from zarrx.runtime.executor import run_all
+from zarrx.runtime.executor import in_worker, run_all
+from zarrx.runtime.place import place_each
 from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
 from zarrx.selection.layout import Layout, Points
 from zarrx.stores.ranges import coalesced
@@ -283,8 +284,13 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
             if part.region is not None and shards.place_all(value, index, out):
                 return  # the shard's whole extent, in one kernel call
             stored = shards.stored(value, index)
-    # On the pool when this shard is the only work; in turn inside a chunk task.
-    run_all(lambda p: _place(cs, shards, out, key, p, stored.get(p.coords)), part.items)
+    # In one slice per thread on the pool when this shard is the only work; in turn
+    # inside a chunk task.
+    items = [(p, stored.get(p.coords)) for p in part.items]
+    n = 1 if in_worker() else max(1, min(config.get("threads"), len(items)))
+    with _naming(cs, key):
+        run_all(partial(place_each, shards.inner, shards.elements, shards.chunk_shape,
+                        out=out, what="inner chunk"), [items[i::n] for i in range(n)])
 
 
 # -- writing ---------------------------------------------------------------------------------
