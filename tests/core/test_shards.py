@@ -20,23 +20,25 @@ EMPTY = 2**64 - 1
 SWAPS = {1: [0], 2: [0, 2], 4: [0, 4, 2], 8: [0, 8, 4], 16: [0, 16, 8]}
 
 
-def _model(shard: bytes, index: np.ndarray, chunk: tuple[int, ...], shape: tuple[int, ...],
-           itemsize: int, fill: bytes, swap: int) -> np.ndarray:
-    """The region ``place_chunks`` must produce, built inner chunk by inner chunk."""
+def _model(shard: bytes, index: np.ndarray, chunk: tuple[int, ...], itemsize: int,
+           fill: bytes, swap: int, start: tuple[int, ...], step: tuple[int, ...],
+           shape: tuple[int, ...]) -> np.ndarray:
+    """What ``place_chunks`` must produce: the shard's elements (built inner chunk by
+    inner chunk, missing ones filled), selected ``start[d] + k * step[d]``."""
     dt = np.dtype(f"V{itemsize}")
-    out = np.empty(shape, dt)
-    for at in np.ndindex(*(-(-s // c) for s, c in zip(shape, chunk))):
-        region = tuple(slice(a * c, min((a + 1) * c, s)) for a, c, s in zip(at, chunk, shape))
+    grid = index.shape[:-1]
+    image = np.empty(tuple(g * c for g, c in zip(grid, chunk)), dt)
+    for at in np.ndindex(*grid):
+        region = tuple(slice(a * c, (a + 1) * c) for a, c in zip(at, chunk))
         offset, nbytes = (int(v) for v in index[at])
         if offset == EMPTY:
-            out[region] = np.frombuffer(fill, dt)[0]
+            image[region] = np.frombuffer(fill, dt)[0]
             continue
         raw = np.frombuffer(shard, np.uint8, nbytes, offset)
         if swap:  # reverse each swap-byte unit
             raw = raw.reshape(-1, swap)[:, ::-1].reshape(-1)
-        stored = raw.copy().view(dt).reshape(chunk)
-        out[region] = stored[tuple(slice(0, r.stop - r.start) for r in region)]
-    return out
+        image[region] = raw.copy().view(dt).reshape(chunk)
+    return image[tuple(slice(o, o + (n - 1) * s + 1, s) for o, s, n in zip(start, step, shape))]
 
 
 @st.composite
@@ -44,8 +46,16 @@ def layouts(draw: Any) -> dict[str, Any]:
     ndim = draw(st.integers(1, 3))
     chunk = tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
     grid = tuple(draw(st.lists(st.integers(1, 3), min_size=ndim, max_size=ndim)))
-    # the region: the whole shard, or cut by the array's end on some axes
-    shape = tuple(draw(st.integers((g - 1) * c + 1, g * c)) for g, c in zip(grid, chunk))
+    # the selection: a region from the origin (the whole shard, or cut by the array's
+    # end), or any strided run per axis
+    if draw(st.booleans()):
+        start, step = (0,) * ndim, (1,) * ndim
+        shape = tuple(draw(st.integers((g - 1) * c + 1, g * c)) for g, c in zip(grid, chunk))
+    else:
+        start = tuple(draw(st.integers(0, g * c - 1)) for g, c in zip(grid, chunk))
+        step = tuple(draw(st.integers(1, 5)) for _ in range(ndim))
+        shape = tuple(draw(st.integers(1, (g * c - 1 - o) // s + 1))
+                      for g, c, o, s in zip(grid, chunk, start, step))
     itemsize = draw(st.sampled_from(sorted(SWAPS)))
     swap = draw(st.sampled_from(SWAPS[itemsize]))
     n = int(np.prod(grid))
@@ -68,6 +78,7 @@ def layouts(draw: Any) -> dict[str, Any]:
     view = draw(st.sampled_from(["plain", "strided", "reversed", "transposed"]))
     fill = rng.integers(0, 256, itemsize, dtype=np.uint8).tobytes()
     return {"shard": b"".join(parts), "index": index, "chunk": chunk, "shape": shape,
+            "start": start, "step": step,
                 "itemsize": itemsize, "swap": swap, "fill": fill, "view": view}
 
 
@@ -92,9 +103,10 @@ def _destination(shape: tuple[int, ...], itemsize: int, view: str) -> tuple[np.n
 @given(layouts())
 def test_place_chunks_matches_the_model(case: dict[str, Any]) -> None:
     _, dst = _destination(case["shape"], case["itemsize"], case["view"])
-    place_chunks(case["shard"], case["index"], case["chunk"], dst, case["fill"], case["swap"])
-    expected = _model(case["shard"], case["index"], case["chunk"], case["shape"],
-                      case["itemsize"], case["fill"], case["swap"])
+    place_chunks(case["shard"], case["index"], case["chunk"], dst, case["fill"], case["swap"],
+                 case["start"], case["step"])
+    expected = _model(case["shard"], case["index"], case["chunk"], case["itemsize"],
+                      case["fill"], case["swap"], case["start"], case["step"], case["shape"])
     assert dst.tobytes() == expected.tobytes()
 
 
@@ -131,7 +143,12 @@ def _simple() -> tuple[bytes, np.ndarray, np.ndarray]:
     ({"index": np.zeros((2, 2, 2), np.int64)}, ValueError, "native uint64"),
     ({"index": np.zeros((2, 2, 2), ">u8")}, ValueError, "native uint64"),
     ({"index": np.zeros((2, 2), np.uint64)}, ValueError, "native uint64"),
-    ({"index": np.zeros((1, 2, 2), np.uint64)}, ValueError, "larger than"),
+    ({"index": np.zeros((1, 2, 2), np.uint64)}, ValueError, "leaves the shard"),
+    ({"start": (1, 0)}, ValueError, "leaves the shard"),
+    ({"step": (1, 2)}, ValueError, "leaves the shard"),
+    ({"step": (1, 0)}, ValueError, "step"),
+    ({"start": (-1, 0)}, ValueError, "start"),
+    ({"start": (0,)}, ValueError, "start"),
     ({"chunk_shape": (2,)}, ValueError, "chunk_shape"),
     ({"chunk_shape": (2, 0)}, ValueError, "chunk_shape"),
     ({"chunk_shape": (2, 2.0)}, TypeError, "integer"),
@@ -153,7 +170,7 @@ def test_bad_arguments_are_refused_before_writing(change: dict[str, Any], error:
     before = np.array(args["dst"], copy=True)
     with pytest.raises(error, match=match):
         place_chunks(args["shard"], args["index"], args["chunk_shape"], args["dst"],
-                     args["value"], args["swap"])
+                     args["value"], args["swap"], args.get("start"), args.get("step"))
     if args["dst"].dtype != object:
         np.testing.assert_array_equal(args["dst"], before)
 

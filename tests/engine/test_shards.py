@@ -325,9 +325,10 @@ def test_a_full_read_of_uncompressed_shards_is_one_kernel_call_per_shard(
     shards = type(a._chunk_store.shards)
     real_place_all, real_place = shards.place_all, shards.place
 
-    def place_all(self: Any, shard: Any, index: Any, out: np.ndarray) -> bool:
+    def place_all(self: Any, shard: Any, index: Any, out: np.ndarray,
+                  selection: Any = None) -> bool:
         calls.append(out.shape)
-        return real_place_all(self, shard, index, out)
+        return real_place_all(self, shard, index, out, selection)
 
     def place(self: Any, *args: Any) -> None:
         decodes.append(args)
@@ -337,6 +338,10 @@ def test_a_full_read_of_uncompressed_shards_is_one_kernel_call_per_shard(
     monkeypatch.setattr(shards, "place", place)
     np.testing.assert_array_equal(a[...], data)
     assert calls == [(20, 15)] * 3
+    calls.clear()
+    # any selection of runs that needs every inner chunk of a shard: one call per shard
+    np.testing.assert_array_equal(a[1:39, ::-2], data[1:39, ::-2])
+    assert sorted(calls) == [(19, 7), (19, 7), (19, 8)]  # shard (0, 1) is absent
     assert decodes == []
 
 

@@ -3,6 +3,8 @@
 What the function takes, checks, trusts and guarantees: ``zarrx/_core/README.md``.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 from typing_extensions import Buffer
 
@@ -13,5 +15,7 @@ def place_chunks(
     dst: np.ndarray,
     value: Buffer,
     swap: int = 0,
+    start: Sequence[int] | None = None,
+    step: Sequence[int] | None = None,
 ) -> None:
-    """Copy each stored inner chunk of shard meeting dst to its place; fill the missing."""
+    """Put the shard's elements start + k*step (k < dst.shape) into dst; fill the missing."""

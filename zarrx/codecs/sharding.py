@@ -172,17 +172,23 @@ class ShardLayout:
             return None
         return swap_unit(stored)
 
-    def place_all(self, shard: Any, index: np.ndarray, out: np.ndarray) -> bool:
-        """Every inner chunk of the stored ``shard`` (its decoded, checked ``index``) that
-        meets ``out`` put into it, in one kernel call: ``out`` is the shard's extent from its
-        origin (clipped at the array's end) in the array's dtype, missing inner chunks are
-        the fill value. Returns ``False``, having done nothing, unless :attr:`copy_swap`
-        allows it."""
+    def place_all(self, shard: Any, index: np.ndarray, out: np.ndarray,
+                  selection: tuple[slice, ...] | None = None) -> bool:
+        """The ``selection`` of the stored ``shard``'s elements (positive-step slices with
+        explicit bounds; ``None``: from its origin, ``out``'s shape) put into ``out`` (the
+        array's dtype) in one kernel call, from the inner chunks holding them (``index``:
+        decoded and checked); missing inner chunks are the fill value. Returns ``False``,
+        having done nothing, unless :attr:`copy_swap` allows it."""
         swap = self.copy_swap
         if swap is None or out.dtype != self.spec.dtype:
             return False
+        start = step = None
+        if selection is not None:
+            start = [s.start for s in selection]
+            step = [s.step or 1 for s in selection]
         try:
-            place_chunks(shard, index, self.chunk_shape, out, self.elements.fill, swap)
+            place_chunks(shard, index, self.chunk_shape, out, self.elements.fill, swap,
+                         start, step)
         except ValueError as e:
             raise CodecError(str(e).removeprefix("place_chunks: ")) from None
         return True

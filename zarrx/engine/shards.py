@@ -60,11 +60,13 @@ class ShardPart:
     #: Every inner chunk of the shard inside the array is touched: the shard is read
     #: whole, in one request, with no index read first.
     read_whole: bool
-    #: For a shard selected whole (all of it inside the array): its place in the buffer,
-    #: which ``items`` place into (for a shard not cut by the array's end, they are the
-    #: shard's :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan`, planned once per
-    #: array). ``None``: ``items`` place into the buffer itself.
+    #: For a selection of runs: the shard's share of the buffer (step-1 slices), which
+    #: ``items`` place into (for a shard selected whole and not cut by the array's end,
+    #: they are the shard's :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan`,
+    #: planned once per array). ``None``: ``items`` place into the buffer itself.
     region: tuple[Any, ...] | None = None
+    #: With ``region``: the share's elements in the shard (positive-step slices).
+    selection: tuple[slice, ...] | None = None
 
     def target(self, buffer: np.ndarray) -> np.ndarray:
         """What the items' ``out_selection`` index: ``buffer`` or its region (a view)."""
@@ -99,20 +101,20 @@ def inner_projections(
 
 
 def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPart:
-    """A shard's projection (runs) split over its inner chunks."""
+    """A shard's projection (runs) split over its inner chunks, relative to its share of
+    the buffer."""
     shard_shape = shards.spec.shape
     extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
+    key = cs.key(sp.coords)
     if sp.complete:  # all of it: the plan made once, or the part inside the array
         items = shards.whole_plan if extent == shard_shape else list(
             plan_ranges(shards.grid, extent, [slice(0, e) for e in extent]))
-        return ShardPart(cs.key(sp.coords), sp.coords, items, True, sp.out_selection)
-    items = []
-    for ip in plan_ranges(shards.grid, extent, sp.chunk_selection):
-        out = tuple(slice(o.start + i.start, o.start + i.stop)
-                    for o, i in zip(sp.out_selection, ip.out_selection))
-        items.append(ChunkProjection(ip.coords, ip.chunk_selection, out, ip.complete))
+        return ShardPart(key, sp.coords, items, True, sp.out_selection,
+                         tuple(slice(0, e, 1) for e in extent))
+    items = list(plan_ranges(shards.grid, extent, sp.chunk_selection))
     held = math.prod(-(-e // c) for e, c in zip(extent, shards.chunk_shape))
-    return ShardPart(cs.key(sp.coords), sp.coords, items, len(items) == held)
+    return ShardPart(key, sp.coords, items, len(items) == held, sp.out_selection,
+                     sp.chunk_selection)
 
 
 def _by_shard(
@@ -274,15 +276,16 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
     if value is _UNREAD:
         value = cs.store.get(key)
     if value is None:
-        if part.region is not None:  # the shard's whole extent: filled at once
+        if part.region is not None:  # the shard's share of the buffer: filled at once
             shards.elements.fill_region(out)
             return
         stored = {}
     else:
         with _naming(cs, key):
             index = shards.index_of(value)
-            if part.region is not None and shards.place_all(value, index, out):
-                return  # the shard's whole extent, in one kernel call
+            if part.region is not None and shards.place_all(value, index, out,
+                                                             part.selection):
+                return  # the shard's share of the selection, in one kernel call
             stored = shards.stored(value, index)
     # In one slice per thread on the pool when this shard is the only work; in turn
     # inside a chunk task.
