@@ -95,7 +95,8 @@ def place_each(
                 dst = out[p.out_selection]
                 if data is None:
                     elements.fill_region(dst)
-                elif dst.shape == chunk_shape and chain.decode_into(data, dst):
+                elif (dst.shape == chunk_shape and dst.flags.c_contiguous
+                      and chain.decode_into(data, dst)):
                     pass  # a whole chunk in the output's layout: decoded in place
                 elif chain.decode_into(data, chunk):
                     elements.copy(chunk[p.chunk_selection], dst)
