@@ -67,6 +67,8 @@ class ShardPart:
     region: tuple[Any, ...] | None = None
     #: With ``region``: the share's elements in the shard (positive-step slices).
     selection: tuple[slice, ...] | None = None
+    #: ``items`` is the shard's ``whole_plan``, shared by every shard selected whole.
+    shared: bool = False
 
     def target(self, buffer: np.ndarray) -> np.ndarray:
         """What the items' ``out_selection`` index: ``buffer`` or its region (a view)."""
@@ -107,10 +109,11 @@ def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPar
     extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
     key = cs.key(sp.coords)
     if sp.complete:  # all of it: the plan made once, or the part inside the array
-        items = shards.whole_plan if extent == shard_shape else list(
+        shared = extent == shard_shape
+        items = shards.whole_plan if shared else list(
             plan_ranges(shards.grid, extent, [slice(0, e) for e in extent]))
         return ShardPart(key, sp.coords, items, True, sp.out_selection,
-                         tuple(slice(0, e, 1) for e in extent))
+                         tuple(slice(0, e, 1) for e in extent), shared)
     items = list(plan_ranges(shards.grid, extent, sp.chunk_selection))
     held = math.prod(-(-e // c) for e, c in zip(extent, shards.chunk_shape))
     return ShardPart(key, sp.coords, items, len(items) == held, sp.out_selection,
@@ -187,8 +190,7 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
     def held(part: ShardPart) -> int:
         # A shard read whole by its worker holds nothing until then, but a part's own
         # list of inner projections does (only a shard selected whole shares its plan).
-        shared = part.items is shards.whole_plan
-        return 1 if part.read_whole and not batched and shared else len(part.items)
+        return 1 if part.read_whole and not batched and part.shared else len(part.items)
 
     for batch in _batches(shard_parts(cs, shards, layout), held):
         _read_batch(cs, shards, batch, out, indexes)
