@@ -359,3 +359,44 @@ def test_a_wrong_inner_chunk_size_in_an_uncompressed_shard_is_an_error() -> None
     store.set("c/1/0", bytes(shard))
     with pytest.raises(zarrx.errors.CodecError, match=r"chunk 'c/1/0'.*inner chunk \(2, 1\)"):
         a[...]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 40), st.data())
+def test_a_parts_count_of_inner_chunks_is_what_the_planner_projects(
+        chunk: int, extent: int, data: Any) -> None:
+    """``_touched`` (counted without planning) against the inner projections planned."""
+    from zarrx.chunk_grids.regular import RegularChunkGrid
+    from zarrx.engine.shards import _touched
+    from zarrx.runtime.plan import plan_ranges
+
+    start = data.draw(st.integers(0, extent - 1))
+    step = data.draw(st.integers(1, 8))
+    stop = data.draw(st.integers(start + 1, extent))
+    selection = slice(start, start + (len(range(start, stop, step)) - 1) * step + 1, step)
+    planned = list(plan_ranges(RegularChunkGrid((chunk,)), (extent,), [selection]))
+    assert _touched(selection, chunk) == len(planned)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_many_uncompressed_inner_chunks_of_a_shard_are_read_with_it(compressed: bool) -> None:
+    """A selection needing a quarter or more of a shard's 400 uncompressed inner chunks
+    reads the shard whole (one kernel call places them); compressed ones are read as
+    ranges after the index."""
+    store = Recording()
+    codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if compressed:
+        codecs.append({"name": "zstd", "configuration": {"level": 1}})
+    a = zarrx.create_array(store, shape=(40, 40), dtype="int16", chunks=(40, 40),
+                           serializer={"name": "sharding_indexed", "configuration": {
+                               "chunk_shape": [2, 2], "codecs": codecs}},
+                           compressors=None, fill_value=0)
+    data = np.arange(1600, dtype="int16").reshape(40, 40)
+    a[...] = data
+    store.reads.clear()
+    np.testing.assert_array_equal(a[1:39, 3:37:3], data[1:39, 3:37:3])  # 20 x 12 of 20 x 20
+    if compressed:
+        assert store.reads[0] == ("c/0/0", ByteRange(-(400 * 16 + 4)))
+        assert len(store.reads) > 2
+    else:
+        assert store.reads == [("c/0/0", None)]
