@@ -161,15 +161,19 @@ def _threads_of_inner_chunks(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     import threading
 
     import zarrx.codecs.sharding as sharding
+    import zarrx.engine.shards as engine
 
     seen: set[str] = set()
-    real_place = sharding.place
 
-    def place(*args, **kwargs):
-        seen.add(threading.current_thread().name)
-        return real_place(*args, **kwargs)
+    def spy(real):
+        def decode(*args, **kwargs):
+            seen.add(threading.current_thread().name)
+            return real(*args, **kwargs)
+        return decode
 
-    monkeypatch.setattr(sharding, "place", place)
+    # one inner chunk at a time, or a shard's inner chunks read whole, a slice at a time
+    monkeypatch.setattr(sharding, "place", spy(sharding.place))
+    monkeypatch.setattr(engine, "place_each", spy(engine.place_each))
     return seen
 
 

@@ -297,3 +297,166 @@ def _oindex_assign(x: np.ndarray, sel: tuple[Any, ...], value: Any) -> None:
     shape = tuple(len(ix) for ix in axes)
     result_shape = _ix(x, sel).shape
     x[mesh] = np.broadcast_to(np.asarray(value, dtype=x.dtype), result_shape).reshape(shape)
+
+
+# -- shards of uncompressed inner chunks: placed by one kernel call --------------------------
+#: One dtype per element size (and complex, whose halves swap on their own).
+KERNEL_DTYPES = ["uint8", "int16", "float32", "int64", "complex64", "complex128", "<U2"]
+
+
+@st.composite
+def uncompressed_shards(draw: Any) -> tuple[np.ndarray, Any]:
+    """An array whose inner chunks are mostly the ``bytes`` codec alone (either byte
+    order, the index at either end, edge shards, absent shards and empty inner chunks),
+    and its twin."""
+    ndim = draw(st.integers(1, 3))
+    inner = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    shards = tuple(c * draw(st.integers(1, 3)) for c in inner)
+    shape = tuple(draw(st.integers(1, 10)) for _ in range(ndim))
+    dtype = np.dtype(draw(st.sampled_from(KERNEL_DTYPES)))
+    endian = draw(st.sampled_from(["little", "big"]))
+    codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": endian}}]
+    compressed = draw(st.sampled_from([None, "zstd", "gzip"]))
+    if compressed:  # decoded inner chunk by inner chunk, through one scratch chunk
+        codecs.append({"name": compressed, "configuration": {"level": 1}})
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(inner), "codecs": codecs,
+        "index_location": draw(st.sampled_from(["start", "end"]))}}
+    fill = np.zeros((), dtype)[()]
+    a = zarrx.create_array(MemoryStore(), shape=shape, dtype=dtype, chunks=shards,
+                           serializer=sharding, compressors=None, fill_value=fill)
+    x = np.full(shape, fill, dtype)
+    seed = draw(st.integers(0, 2**32 - 1))
+    values = np.random.default_rng(seed).integers(1, 1000, shape)
+    keep = np.random.default_rng(seed + 1).random(shape) < draw(st.sampled_from([0.0, 0.3, 1.0]))
+    x[keep] = values[keep].astype(str) if dtype.kind == "U" else values[keep].astype(dtype)
+    a[...] = x  # inner chunks left all fill are not stored, nor are empty shards
+    return x, a
+
+
+def _place_one_by_one(chain: Any, elements: Any, chunk_shape: Any, items: Any,
+                      out: np.ndarray, what: str = "chunk") -> None:
+    """The general path: each inner chunk through ``place`` on its own."""
+    from zarrx.runtime.place import place
+
+    for p, data in items:
+        place(chain, elements, p, data, out)
+
+
+@SETTINGS
+@given(uncompressed_shards(), st.data())
+def test_whole_shards_placed_at_once_match_the_decoding_path(
+        case: tuple[np.ndarray, Any], data: Any) -> None:
+    """The kernel (uncompressed inner chunks) and the shard-at-a-time loop (compressed
+    ones) against NumPy and against placing each inner chunk on its own."""
+    import zarrx.engine.shards as engine
+
+    x, a = case
+    layout = a._chunk_store.shards
+    uncompressed = not layout.inner.bytes_bytes
+    assert (layout.copy_swap is not None) == uncompressed
+    whole = tuple(slice(0, data.draw(st.integers(0, n))) for n in x.shape)
+    for idx in [(Ellipsis,), whole, data.draw(numpy_indices(x.shape, wild=False))]:
+        try:
+            expected = x[idx]
+        except (IndexError, TypeError, ValueError):
+            continue
+        got = a[idx]
+        np.testing.assert_array_equal(got, expected)
+        with pytest.MonkeyPatch.context() as mp:  # the inner chunks decoded one by one
+            mp.setattr(type(layout), "place_all", lambda *args: False)
+            mp.setattr(engine, "place_each", _place_one_by_one)
+            np.testing.assert_array_equal(a[idx], got)
+
+
+def test_a_full_read_of_uncompressed_shards_is_one_kernel_call_per_shard(
+        monkeypatch: Any) -> None:
+    a = zarrx.create_array(MemoryStore(), shape=(40, 30), dtype=">i4", chunks=(20, 15),
+                           serializer={"name": "sharding_indexed",
+                           "configuration": {"chunk_shape": [5, 5], "codecs": [
+                               {"name": "bytes", "configuration": {"endian": "big"}}]}},
+                           compressors=None, fill_value=0)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    a[...] = data
+    a[0:20, 15:30] = 0  # shard (0, 1) absent
+    data[0:20, 15:30] = 0
+    calls: list[tuple[int, ...]] = []
+    decodes: list[Any] = []
+    shards = type(a._chunk_store.shards)
+    real_place_all, real_place = shards.place_all, shards.place
+
+    def place_all(self: Any, shard: Any, index: Any, out: np.ndarray,
+                  selection: Any = None) -> bool:
+        calls.append(out.shape)
+        return real_place_all(self, shard, index, out, selection)
+
+    def place(self: Any, *args: Any) -> None:
+        decodes.append(args)
+        real_place(self, *args)
+
+    monkeypatch.setattr(shards, "place_all", place_all)
+    monkeypatch.setattr(shards, "place", place)
+    np.testing.assert_array_equal(a[...], data)
+    assert calls == [(20, 15)] * 3
+    calls.clear()
+    # any selection of runs that needs every inner chunk of a shard: one call per shard
+    np.testing.assert_array_equal(a[1:39, ::-2], data[1:39, ::-2])
+    assert sorted(calls) == [(19, 7), (19, 7), (19, 8)]  # shard (0, 1) is absent
+    assert decodes == []
+
+
+def test_a_wrong_inner_chunk_size_in_an_uncompressed_shard_is_an_error() -> None:
+    store = MemoryStore()
+    a = _array(store)
+    a[...] = np.arange(1200, dtype="int32").reshape(40, 30)
+    shard = bytearray(store.get("c/1/0"))
+    index = np.frombuffer(bytes(shard[-196:-4]), "<u8").reshape(4, 3, 2).copy()
+    index[2, 1, 1] -= 4  # one element short
+    from zarrx.codecs.crc32c import _crc32c
+
+    raw = index.tobytes()
+    shard[-196:] = raw + _crc32c()(raw).to_bytes(4, "little")
+    store.set("c/1/0", bytes(shard))
+    with pytest.raises(zarrx.errors.CodecError, match=r"chunk 'c/1/0'.*inner chunk \(2, 1\)"):
+        a[...]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 40), st.data())
+def test_a_parts_count_of_inner_chunks_is_what_the_planner_projects(
+        chunk: int, extent: int, data: Any) -> None:
+    """``_touched`` (counted without planning) against the inner projections planned."""
+    from zarrx.chunk_grids.regular import RegularChunkGrid
+    from zarrx.engine.shards import _touched
+    from zarrx.runtime.plan import plan_ranges
+
+    start = data.draw(st.integers(0, extent - 1))
+    step = data.draw(st.integers(1, 8))
+    stop = data.draw(st.integers(start + 1, extent))
+    selection = slice(start, start + (len(range(start, stop, step)) - 1) * step + 1, step)
+    planned = list(plan_ranges(RegularChunkGrid((chunk,)), (extent,), [selection]))
+    assert _touched(selection, chunk) == len(planned)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_many_uncompressed_inner_chunks_of_a_shard_are_read_with_it(compressed: bool) -> None:
+    """A selection needing a quarter or more of a shard's 400 uncompressed inner chunks
+    reads the shard whole (one kernel call places them); compressed ones are read as
+    ranges after the index."""
+    store = Recording()
+    codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if compressed:
+        codecs.append({"name": "zstd", "configuration": {"level": 1}})
+    a = zarrx.create_array(store, shape=(40, 40), dtype="int16", chunks=(40, 40),
+                           serializer={"name": "sharding_indexed", "configuration": {
+                               "chunk_shape": [2, 2], "codecs": codecs}},
+                           compressors=None, fill_value=0)
+    data = np.arange(1600, dtype="int16").reshape(40, 40)
+    a[...] = data
+    store.reads.clear()
+    np.testing.assert_array_equal(a[1:39, 3:37:3], data[1:39, 3:37:3])  # 20 x 12 of 20 x 20
+    if compressed:
+        assert store.reads[0] == ("c/0/0", ByteRange(-(400 * 16 + 4)))
+        assert len(store.reads) > 2
+    else:
+        assert store.reads == [("c/0/0", None)]

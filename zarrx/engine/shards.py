@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +37,8 @@ from zarrx.abc.store import ByteRange, Part, Snapshot, Stored
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.update import background_puts, covers, new_chunk
 from zarrx.errors import CodecError
-from zarrx.runtime.executor import run_all
+from zarrx.runtime.executor import in_worker, run_all
+from zarrx.runtime.place import place_each
 from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
 from zarrx.selection.layout import Layout, Points
 from zarrx.stores.ranges import coalesced
@@ -54,16 +55,35 @@ class ShardPart:
 
     key: str
     coords: Coords  # in the shard grid
-    #: The inner chunks' projections: ``coords`` inside the shard, ``out_selection`` in
-    #: the selection's buffer.
-    items: list[ChunkProjection]
+    #: The inner chunks' projections (see :attr:`items`), or ``None``: planned from
+    #: ``selection`` when first asked for (a shard placed by one kernel call never is).
+    planned: list[ChunkProjection] | None
     #: Every inner chunk of the shard inside the array is touched: the shard is read
     #: whole, in one request, with no index read first.
     read_whole: bool
-    #: For a shard selected whole: its place in the buffer, and ``items`` are the shard's
-    #: :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan` (relative to that place, and
+    #: How many inner chunks the part touches (``len(items)``).
+    count: int
+    #: For a selection of runs: the shard's share of the buffer (step-1 slices), which
+    #: ``items`` place into (for a shard selected whole and not cut by the array's end,
+    #: they are the shard's :attr:`~zarrx.codecs.sharding.ShardLayout.whole_plan`,
     #: planned once per array). ``None``: ``items`` place into the buffer itself.
     region: tuple[Any, ...] | None = None
+    #: With ``region``: the share's elements in the shard (positive-step slices), and
+    #: the inner grid and the shard's extent inside the array, to plan them over.
+    selection: tuple[slice, ...] | None = None
+    grid: Any = None
+    extent: tuple[int, ...] = ()
+    #: ``items`` is the shard's ``whole_plan``, shared by every shard selected whole.
+    shared: bool = False
+
+    @cached_property
+    def items(self) -> list[ChunkProjection]:
+        """The inner chunks' projections: ``coords`` inside the shard, ``out_selection``
+        in the selection's buffer (or its ``region``)."""
+        if self.planned is not None:
+            return self.planned
+        assert self.selection is not None  # a part is planned or has a selection
+        return list(plan_ranges(self.grid, self.extent, self.selection))
 
     def target(self, buffer: np.ndarray) -> np.ndarray:
         """What the items' ``out_selection`` index: ``buffer`` or its region (a view)."""
@@ -98,18 +118,42 @@ def inner_projections(
 
 
 def _split(cs: ChunkStore, shards: ShardLayout, sp: ChunkProjection) -> ShardPart:
-    """A shard's projection (runs) split over its inner chunks."""
+    """A shard's projection (runs) split over its inner chunks, relative to its share of
+    the buffer; the inner projections are planned only if they are used."""
     shard_shape = shards.spec.shape
     extent = tuple(min(s, n - c * s) for s, n, c in zip(shard_shape, cs.meta.shape, sp.coords))
-    if sp.complete and extent == shard_shape:  # all of it: the plan made once
-        return ShardPart(cs.key(sp.coords), sp.coords, shards.whole_plan, True, sp.out_selection)
-    items = []
-    for ip in plan_ranges(shards.grid, extent, sp.chunk_selection):
-        out = tuple(slice(o.start + i.start, o.start + i.stop)
-                    for o, i in zip(sp.out_selection, ip.out_selection))
-        items.append(ChunkProjection(ip.coords, ip.chunk_selection, out, ip.complete))
+    key = cs.key(sp.coords)
     held = math.prod(-(-e // c) for e, c in zip(extent, shards.chunk_shape))
-    return ShardPart(cs.key(sp.coords), sp.coords, items, len(items) == held)
+    if sp.complete:  # all of it: the plan made once, or the part inside the array
+        whole = extent == shard_shape
+        return ShardPart(key, sp.coords, shards.whole_plan if whole else None, True, held,
+                         sp.out_selection, tuple(slice(0, e, 1) for e in extent),
+                         shards.grid, extent, whole)
+    count = math.prod(_touched(s, c) for s, c in zip(sp.chunk_selection, shards.chunk_shape))
+    # Many uncompressed inner chunks (placed by one kernel call from a whole shard) are
+    # read with the shard once a quarter of them is needed: one read and one call
+    # instead of a ranged read and a placement in Python each, for at most 4x the bytes.
+    whole = count == held or (shards.copy_swap is not None and count >= _MANY
+                              and 4 * count >= held)
+    return ShardPart(key, sp.coords, None, whole, count, sp.out_selection,
+                     sp.chunk_selection, shards.grid, extent)
+
+
+#: Inner chunks of one shard from which reading the whole shard may pay (above).
+_MANY = 64
+
+
+def _touched(selection: slice, chunk: int) -> int:
+    """How many chunks of size ``chunk`` the positive-step ``selection`` meets (as the
+    indexer projects it: every chunk between the first and the last when the step is
+    shorter than a chunk, else one per element)."""
+    step = selection.step or 1
+    n = len(range(selection.start, selection.stop, step))
+    if n == 0:
+        return 0
+    if step >= chunk:
+        return n
+    return (selection.start + (n - 1) * step) // chunk - selection.start // chunk + 1
 
 
 def _by_shard(
@@ -128,7 +172,7 @@ def _by_shard(
         if not groups:
             return
         for shard, items in groups.items():
-            yield ShardPart(cs.key(shard), shard, items, False)
+            yield ShardPart(cs.key(shard), shard, items, False, len(items))
 
 
 def _batches(parts: Iterable[ShardPart], held: Callable[[ShardPart], int]
@@ -182,8 +226,7 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
     def held(part: ShardPart) -> int:
         # A shard read whole by its worker holds nothing until then, but a part's own
         # list of inner projections does (only a shard selected whole shares its plan).
-        shared = part.region is not None
-        return 1 if part.read_whole and not batched and shared else len(part.items)
+        return 1 if part.read_whole and not batched and part.shared else part.count
 
     for batch in _batches(shard_parts(cs, shards, layout), held):
         _read_batch(cs, shards, batch, out, indexes)
@@ -270,12 +313,25 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
     out = part.target(out)
     if value is _UNREAD:
         value = cs.store.get(key)
-    stored: dict[Coords, Any] = {}
-    if value is not None:
+    if value is None:
+        if part.region is not None:  # the shard's share of the buffer: filled at once
+            shards.elements.fill_region(out)
+            return
+        stored = {}
+    else:
         with _naming(cs, key):
-            stored = shards.stored(value, shards.index_of(value))
-    # On the pool when this shard is the only work; in turn inside a chunk task.
-    run_all(lambda p: _place(cs, shards, out, key, p, stored.get(p.coords)), part.items)
+            index = shards.index_of(value)
+            if part.region is not None and shards.place_all(value, index, out,
+                                                             part.selection):
+                return  # the shard's share of the selection, in one kernel call
+            stored = shards.stored(value, index)
+    # In one slice per thread on the pool when this shard is the only work; in turn
+    # inside a chunk task.
+    items = [(p, stored.get(p.coords)) for p in part.items]
+    n = 1 if in_worker() else max(1, min(config.get("threads"), len(items)))
+    with _naming(cs, key):
+        run_all(partial(place_each, shards.inner, shards.elements, shards.chunk_shape,
+                        out=out, what="inner chunk"), [items[i::n] for i in range(n)])
 
 
 # -- writing ---------------------------------------------------------------------------------

@@ -104,8 +104,12 @@ class ChunkBatch:
 
 def plan(grid: Any, shape: tuple[int, ...], layout: Layout) -> Iterator[ChunkProjection]:
     """The chunks touched by a selection, in C order of the grid for runs."""
-    for batch in plan_batches(grid, shape, layout):
-        yield from batch.projections()
+    groups = layout.groups
+    if shape and all(isinstance(g, Run) and 0 < g.count <= _SMALL_RUN for g in groups):
+        small = _small_projections(grid, shape, groups)  # type: ignore[arg-type]
+        if small is not None:
+            return iter(small)
+    return _projections(plan_batches(grid, shape, layout))
 
 
 def plan_ranges(
@@ -113,7 +117,17 @@ def plan_ranges(
 ) -> Iterator[ChunkProjection]:
     """The chunks touched by positive-step ``ranges`` (explicit start and stop, inside
     ``shape``); the buffer has one dimension per range."""
-    for batch in plan_range_batches(grid, shape, ranges):
+    if shape and all(0 < r.stop - r.start <= _SMALL_RUN and (r.step or 1) == 1 for r in ranges):
+        runs = [Run(axis, r.start, 1, r.stop - r.start, axis, False)
+                for axis, r in enumerate(ranges)]
+        small = _small_projections(grid, shape, runs)
+        if small is not None:
+            return iter(small)
+    return _projections(plan_range_batches(grid, shape, ranges))
+
+
+def _projections(batches: Iterable[ChunkBatch]) -> Iterator[ChunkProjection]:
+    for batch in batches:
         yield from batch.projections()
 
 
@@ -178,6 +192,29 @@ def _batches(
 #: Runs of at most this many indices (a point, a chunk's worth) are projected with Python
 #: integers: for a selection of a few chunks, a dozen NumPy calls cost more than the rest.
 _SMALL_RUN = 64
+
+
+def _small_projections(
+    grid: Any, shape: tuple[int, ...], runs: Sequence[Run]
+) -> list[ChunkProjection] | None:
+    """:func:`plan`'s chunks for one short run per axis (a point, a chunk's worth: the
+    fixed cost of a small read), built from the grid's per-axis tuples with no arrays;
+    ``None`` if they touch more than a batch of chunks."""
+    per_axis = [
+        grid.axis_projections(g.axis, g.start, g.step, g.count, shape[g.axis]) for g in runs
+    ]
+    if len(per_axis) == 1:
+        return [ChunkProjection((e[0],), (e[1],), (e[2],), e[3]) for e in per_axis[0]]
+    total = 1
+    for entries in per_axis:
+        total *= len(entries)
+    if total > config.get("batch_chunks"):
+        return None
+    return [
+        ChunkProjection(tuple(e[0] for e in combo), tuple(e[1] for e in combo),
+                        tuple(e[2] for e in combo), all(e[3] for e in combo))
+        for combo in product(*per_axis)
+    ]
 
 
 def _small_batch(
