@@ -85,7 +85,7 @@ def _kill_at_random(path: str, mode: str, generation: int, delay: float) -> tupl
         assert proc.stdout.readline().strip() == "ready"
         with contextlib.suppress(subprocess.TimeoutExpired):  # it never ends by itself
             proc.wait(timeout=delay)
-        os.kill(proc.pid, signal.SIGKILL)
+        proc.kill()  # SIGKILL; nothing to do when it has ended and been reaped
         proc.wait()
         assert proc.returncode == -signal.SIGKILL  # it was still writing: killed, not done
         reported = [int(line) for line in proc.stdout.read().split()]
@@ -158,7 +158,7 @@ print("closed", flush=True)
         assert line == "closing"
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=rng.uniform(0.0, 0.03))
-        os.kill(proc.pid, signal.SIGKILL)
+        proc.kill()  # SIGKILL; nothing to do when it has ended and been reaped
         proc.wait()
         proc.stdout.close()
         outcomes.add(_check_archive(path))  # 1 (old) or 2 (new), never partial

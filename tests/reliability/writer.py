@@ -166,7 +166,7 @@ class Writers:
 
     def kill(self, proc: subprocess.Popen[str]) -> None:
         """SIGKILL ``proc`` (as a machine that dies would), and reap it."""
-        os.kill(proc.pid, signal.SIGKILL)
+        proc.kill()  # SIGKILL; nothing to do when it has ended and been reaped
         proc.communicate(timeout=HANG_GUARD)
         assert proc.returncode == -signal.SIGKILL
 
