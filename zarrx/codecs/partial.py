@@ -1,0 +1,235 @@
+"""Reading part of a chunk: the byte ranges of the stored value a small selection needs,
+and decoding only those.
+
+A prepared chain (:meth:`zarrx.codecs.pipeline.PreparedChain.partial_read`) offers this
+when its chunks can be decoded in part: C-order chunks whose codecs are exactly ``bytes``
+(the stored value is the elements: read their bytes) or ``bytes`` then ``blosc`` (read the
+frame's header and block starts, then only the blocks that hold the elements, and decode
+those blocks alone; see :func:`zarrx.codecs.blosc.read_frame`). Every other chain —
+checksums (``crc32c``) included, which need the whole value — decodes whole chunks.
+
+One rule decides (:func:`touched_bytes`): the chunk holds at least
+:data:`MIN_CHUNK_BYTES`, and the decoded bytes from the selection's first element to its
+last are at most :data:`MAX_SHARE` of it. Those bytes are read as one range (an
+uncompressed chunk) or the blocks they fall in are (blosc), so what is read of a chunk is
+one request or, for blosc, one request after its header; a chunk the selection touches
+more of is read whole, in one request.
+
+A chunk read in part is a few requests of one key. The blosc header and block starts
+are read again after the blocks, in the same batch: a frame replaced between the two
+reads (by a writer's rename) shows another header, and the chunk is then read whole
+instead (:class:`Changed`), so a reader never mixes two versions of a frame.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from zarrx.abc.store import ByteRange
+from zarrx.errors import CodecError
+from zarrx.runtime.scratch import scratch
+
+#: Chunks smaller than this are read whole: a ranged read of a small file costs about as
+#: much as reading all of it, and the bookkeeping of a part would cost more.
+MIN_CHUNK_BYTES = 64 * 1024
+#: A selection spanning more than this share of a chunk's decoded bytes reads it whole.
+MAX_SHARE = 0.25
+
+
+class Changed(CodecError):
+    """The value changed between the reads of one partial read: read the chunk whole."""
+
+
+def touched_bytes(
+    shape: tuple[int, ...], itemsize: int, selection: tuple[Any, ...]
+) -> tuple[int, int] | None:
+    """The decoded bytes ``[start, stop)`` of a C-order chunk of ``shape`` from the first
+    to the last element of ``selection`` (one slice per axis, positive steps), when the
+    chunk is worth reading in part (the rule of this module); else ``None``."""
+    nbytes = itemsize
+    for n in shape:
+        nbytes *= n
+    if nbytes < MIN_CHUNK_BYTES or len(selection) != len(shape):
+        return None
+    first = last = 0
+    stride = itemsize
+    for n, sel in zip(reversed(shape), reversed(selection)):
+        if type(sel) is not slice:
+            return None
+        start, stop, step = sel.start, sel.stop, sel.step
+        if start is None or stop is None or stop <= start:
+            return None
+        step = 1 if step is None else step
+        if step < 1:
+            return None
+        first += start * stride
+        last += (start + (stop - 1 - start) // step * step) * stride
+        stride *= n
+    stop = last + itemsize
+    if stop - first > nbytes * MAX_SHARE:
+        return None
+    return first, stop
+
+
+class PartialRead(ABC):
+    """One chunk read in part, in rounds: :meth:`ranges` says what to read next (nothing
+    once it has all it needs), :meth:`receive` takes those values, and the read then
+    decodes like a prepared chain (:meth:`decoded`, :meth:`decode_into`) for
+    :func:`zarrx.runtime.place.place_selection`, which copies the selection out of it.
+    Only the selected elements of the chunk it yields are meaningful.
+
+    Each read also checks the stored value's size with a one-byte probe at its end
+    (where no range it reads ends there), so that a truncated chunk is refused as a whole
+    read refuses it, not read in part as if nothing were missing."""
+
+    def __init__(self, nbytes: int, dtype: np.dtype, shape: tuple[int, ...],
+                 start: int, stop: int) -> None:
+        self.nbytes, self.dtype, self.shape = nbytes, dtype, shape
+        self.start, self.stop = start, stop
+        #: The key is absent: the chunk is the fill value.
+        self.absent = False
+        #: Why the read could not finish (a truncated or changed value): the engine then
+        #: reads the chunk whole, which says what is wrong if anything is.
+        self.failed: CodecError | None = None
+        self._asked: list[tuple[int, int, int]] = []  # (start, stop, bytes expected)
+
+    def ranges(self) -> list[ByteRange]:
+        """The byte ranges to read next (``[]``: done), kept as :attr:`pending` until
+        :meth:`receive` gets their values."""
+        self._asked = [] if self.absent or self.failed else self._next()
+        return self.pending
+
+    @property
+    def pending(self) -> list[ByteRange]:
+        return [ByteRange(lo, hi - lo) for lo, hi, _ in self._asked]
+
+    def receive(self, values: Sequence[bytes | None]) -> None:
+        """The values of the last :meth:`ranges`, in order (``None``: the key is absent).
+        A value of another length than expected is a truncated chunk: CodecError."""
+        if any(v is None for v in values):
+            self.absent = True
+            return
+        for (lo, hi, expect), value in zip(self._asked, values):
+            if len(value) != expect:  # type: ignore[arg-type]
+                raise CodecError(
+                    f"truncated data: bytes {lo}-{hi} of the stored chunk were asked for, "
+                    f"{len(value)} came back"  # type: ignore[arg-type]
+                )
+        self._take(values)  # type: ignore[arg-type]
+
+    @abstractmethod
+    def _next(self) -> list[tuple[int, int, int]]:
+        """The byte ranges to read next and how many bytes each must give; ``[]``: done."""
+
+    @abstractmethod
+    def _take(self, values: Sequence[bytes]) -> None:
+        """The values of the ranges of :meth:`_next`, checked for length."""
+
+    @abstractmethod
+    def _fill(self, out: np.ndarray) -> None:
+        """Write decoded bytes ``[start, stop)`` (at least) of the chunk into ``out``."""
+
+    @contextmanager
+    def decoded(self, data: Any) -> Iterator[np.ndarray]:
+        """The chunk, in a per-thread scratch buffer where only the bytes this read
+        decoded are set. (``data`` is this read itself, as the engine passes it.)"""
+        with scratch(self.nbytes) as buffer:
+            self._fill(buffer)
+            yield buffer.view(self.dtype).reshape(self.shape)
+
+    def decode_into(self, data: Any, out: np.ndarray) -> bool:
+        return False  # a part is never the whole chunk
+
+
+def _with_probe(ranges: list[tuple[int, int]], size: int) -> list[tuple[int, int, int]]:
+    """``ranges`` of a value that must hold at least ``size`` bytes, each expected whole,
+    plus a one-byte probe at ``size - 1`` unless a range ends there already."""
+    asked = [(lo, hi, hi - lo) for lo, hi in ranges]
+    if all(hi != size for _, hi in ranges):
+        asked.append((size - 1, size, 1))
+    return asked
+
+
+class RawPartial(PartialRead):
+    """A chunk stored as its elements (``bytes`` alone): one ranged read (and the probe
+    of its size)."""
+
+    _data: bytes | None = None
+
+    def _next(self) -> list[tuple[int, int, int]]:
+        if self._data is not None:
+            return []
+        # The probe reads one byte past the end too: a value longer than the chunk's
+        # size is refused, as a whole read refuses it.
+        asked = _with_probe([(self.start, self.stop)], self.nbytes)
+        lo, hi, expect = asked[-1]
+        asked[-1] = (lo, hi + 1, expect)
+        return asked
+
+    def _take(self, values: Sequence[bytes]) -> None:
+        data = values[0]
+        self._data = data[: self.stop - self.start]
+
+    def _fill(self, out: np.ndarray) -> None:
+        assert self._data is not None
+        out[self.start : self.stop] = np.frombuffer(self._data, dtype=np.uint8)
+
+
+class BloscPartial(PartialRead):
+    """A chunk stored as ``bytes`` then ``blosc``: the frame's header and block starts,
+    then the blocks holding the selection, the probe of the frame's end, and the header
+    and starts again (to see that the frame is still the one whose starts were read)."""
+
+    _frame: Any = None
+    _parts: list[bytes] | None = None
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        from zarrx.codecs import blosc
+
+        self._blosc = blosc
+        self._prefix = blosc.frame_prefix(self.nbytes)
+
+    def _next(self) -> list[tuple[int, int, int]]:
+        if self._parts is not None:
+            return []
+        frame = self._frame
+        if frame is None:
+            return [(0, self._prefix, self._prefix)]
+        head = len(frame.head)
+        return [*_with_probe(frame.ranges(self.start, self.stop), frame.cbytes),
+                (0, head, head)]
+
+    def receive(self, values: Sequence[bytes | None]) -> None:
+        if self._frame is None and values and values[0] is not None:
+            # The first read may find a frame shorter than the prefix: take what exists.
+            self._asked = [(0, self._prefix, len(values[0]))]
+        super().receive(values)
+
+    def _take(self, values: Sequence[bytes]) -> None:
+        if self._frame is None:
+            found = self._blosc.read_frame(values[0], self.nbytes)
+            if isinstance(found, int):
+                if len(values[0]) < self._prefix:  # the frame ends before its starts do
+                    raise CodecError(
+                        f"codec 'blosc': truncated data ({len(values[0])} bytes, the "
+                        f"header and block starts take {found})"
+                    )
+                self._prefix = found  # small blocks: their starts need a longer read
+            else:
+                self._frame = found
+            return
+        parts, head = list(values[:-1]), values[-1]
+        if head != self._frame.head:
+            raise Changed("the blosc frame changed while it was read")
+        count = len(self._frame.ranges(self.start, self.stop))
+        self._parts = parts[:count]
+
+    def _fill(self, out: np.ndarray) -> None:
+        assert self._parts is not None
+        self._blosc.decode_blocks(self._frame, self.start, self.stop, self._parts, out)
