@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from bisect import bisect_right
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Self
@@ -369,7 +370,7 @@ def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: 
         out[start:stop] = np.frombuffer(data, dtype=np.uint8)
         return
     first, last = frame.block_span(start, stop)
-    pieces = {lo: part for (lo, _), part in zip(frame.ranges(start, stop), parts)}
+    bases = [lo for lo, _ in frame.ranges(start, stop)]  # sorted: where each part begins
     # A frame of just these blocks: the same header but for its sizes (and the split
     # flag: a last block shorter than the block size was never split), its own starts,
     # and the blocks' bytes.
@@ -379,8 +380,8 @@ def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: 
     starts: list[int] = []
     at = head
     for lo, hi in frame.blocks[first : last + 1]:
-        base = max(b for b in pieces if b <= lo)
-        blobs.append(memoryview(pieces[base])[lo - base : hi - base])
+        k = bisect_right(bases, lo) - 1  # the part holding the block
+        blobs.append(memoryview(parts[k])[lo - bases[k] : hi - bases[k]])
         starts.append(at)
         at += hi - lo
     lo_byte = first * frame.blocksize
