@@ -24,6 +24,7 @@ instead (:class:`Changed`), so a reader never mixes two versions of a frame.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -76,6 +77,11 @@ def touched_bytes(
     return first, stop
 
 
+#: Byte ranges of one value at most this far apart are read as one request (the bytes
+#: between are read and dropped): a few KiB more cost less than another request.
+MERGE_GAP = 16 * 1024
+
+
 class PartialRead(ABC):
     """One chunk read in part, in rounds: :meth:`ranges` says what to read next (nothing
     once it has all it needs), :meth:`receive` takes those values, and the read then
@@ -83,9 +89,12 @@ class PartialRead(ABC):
     :func:`zarrx.runtime.place.place_selection`, which copies the selection out of it.
     Only the selected elements of the chunk it yields are meaningful.
 
-    Each read also checks the stored value's size with a one-byte probe at its end
-    (where no range it reads ends there), so that a truncated chunk is refused as a whole
-    read refuses it, not read in part as if nothing were missing."""
+    What a round needs is a list of byte ranges; those close together are merged into one
+    request (:data:`MERGE_GAP`). Where the value's size is known (the chunk's size, or the
+    size a blosc header states), every answer is checked against it, and a range ending
+    at the value's end is read with it (a one-byte probe where none does): a truncated
+    chunk is refused as a whole read refuses it, not read in part as if nothing were
+    missing."""
 
     def __init__(self, nbytes: int, dtype: np.dtype, shape: tuple[int, ...],
                  start: int, stop: int) -> None:
@@ -96,39 +105,52 @@ class PartialRead(ABC):
         #: Why the read could not finish (a truncated or changed value): the engine then
         #: reads the chunk whole, which says what is wrong if anything is.
         self.failed: CodecError | None = None
-        self._asked: list[tuple[int, int, int]] = []  # (start, stop, bytes expected)
+        self._asked: list[tuple[int, int]] = []  # the requests of the round
+        self._needs: list[tuple[int, int]] = []  # the ranges of the round, in _next's order
+        self._size: int | None = None  # the value's size, when known
 
     def ranges(self) -> list[ByteRange]:
         """The byte ranges to read next (``[]``: done), kept as :attr:`pending` until
         :meth:`receive` gets their values."""
-        self._asked = [] if self.absent or self.failed else self._next()
+        self._needs = [] if self.absent or self.failed else self._next()
+        # The request from the value's start goes last: a blosc header read again after
+        # the blocks shows whether the frame changed since its starts were read.
+        self._asked = sorted(_merged(self._needs), key=lambda r: r[0] == 0)
         return self.pending
 
     @property
     def pending(self) -> list[ByteRange]:
-        return [ByteRange(lo, hi - lo) for lo, hi, _ in self._asked]
+        return [ByteRange(lo, hi - lo) for lo, hi in self._asked]
 
     def receive(self, values: Sequence[bytes | None]) -> None:
         """The values of the last :meth:`ranges`, in order (``None``: the key is absent).
-        A value of another length than expected is a truncated chunk: CodecError."""
+        A value of another length than the value's size allows is a CodecError."""
         if any(v is None for v in values):
             self.absent = True
             return
-        for (lo, hi, expect), value in zip(self._asked, values):
-            if len(value) != expect:  # type: ignore[arg-type]
+        size = self._size
+        for (lo, hi), value in zip(self._asked, values):
+            expect = hi - lo if size is None else min(hi, size) - lo
+            if len(value) != expect and (size is not None or len(value) > expect):  # type: ignore[arg-type]
                 raise CodecError(
-                    f"truncated data: bytes {lo}-{hi} of the stored chunk were asked for, "
-                    f"{len(value)} came back"  # type: ignore[arg-type]
+                    f"truncated data: bytes {lo}-{min(hi, size or hi)} of the stored chunk "
+                    f"were asked for, {len(value)} came back"  # type: ignore[arg-type]
                 )
-        self._take(values)  # type: ignore[arg-type]
+        answers = sorted(zip((lo for lo, _ in self._asked), values))
+        starts = [lo for lo, _ in answers]
+        parts = []
+        for lo, hi in self._needs:
+            base, value = answers[bisect_right(starts, lo) - 1]
+            parts.append(value[lo - base : hi - base])  # type: ignore[index]
+        self._take(parts)
 
     @abstractmethod
-    def _next(self) -> list[tuple[int, int, int]]:
-        """The byte ranges to read next and how many bytes each must give; ``[]``: done."""
+    def _next(self) -> list[tuple[int, int]]:
+        """The byte ranges to read next; ``[]``: done."""
 
     @abstractmethod
     def _take(self, values: Sequence[bytes]) -> None:
-        """The values of the ranges of :meth:`_next`, checked for length."""
+        """The bytes of the ranges of :meth:`_next` (cut to the value's end)."""
 
     @abstractmethod
     def _fill(self, out: np.ndarray) -> None:
@@ -146,34 +168,41 @@ class PartialRead(ABC):
         return False  # a part is never the whole chunk
 
 
-def _with_probe(ranges: list[tuple[int, int]], size: int) -> list[tuple[int, int, int]]:
-    """``ranges`` of a value that must hold at least ``size`` bytes, each expected whole,
-    plus a one-byte probe at ``size - 1`` unless a range ends there already."""
-    asked = [(lo, hi, hi - lo) for lo, hi in ranges]
-    if all(hi != size for _, hi in ranges):
-        asked.append((size - 1, size, 1))
-    return asked
+def _merged(needs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``needs`` as the fewest requests: sorted, merged where they overlap or lie within
+    :data:`MERGE_GAP` of each other."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(needs):
+        if merged and lo - merged[-1][1] <= MERGE_GAP:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _with_probe(ranges: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """``ranges`` of a value of ``size`` bytes, and a one-byte probe of its last byte
+    unless a range ends there already."""
+    if all(hi < size for _, hi in ranges):
+        return [*ranges, (size - 1, size)]
+    return ranges
 
 
 class RawPartial(PartialRead):
-    """A chunk stored as its elements (``bytes`` alone): one ranged read (and the probe
-    of its size)."""
+    """A chunk stored as its elements (``bytes`` alone): the bytes from the selection's
+    first element to its last, and a probe of the value's size (one byte past its end
+    too: a value longer than the chunk is refused, as a whole read refuses it)."""
 
     _data: bytes | None = None
 
-    def _next(self) -> list[tuple[int, int, int]]:
+    def _next(self) -> list[tuple[int, int]]:
+        self._size = self.nbytes
         if self._data is not None:
             return []
-        # The probe reads one byte past the end too: a value longer than the chunk's
-        # size is refused, as a whole read refuses it.
-        asked = _with_probe([(self.start, self.stop)], self.nbytes)
-        lo, hi, expect = asked[-1]
-        asked[-1] = (lo, hi + 1, expect)
-        return asked
+        return [(self.start, self.stop), (self.nbytes - 1, self.nbytes + 1)]
 
     def _take(self, values: Sequence[bytes]) -> None:
-        data = values[0]
-        self._data = data[: self.stop - self.start]
+        self._data = values[0]
 
     def _fill(self, out: np.ndarray) -> None:
         assert self._data is not None
@@ -195,21 +224,15 @@ class BloscPartial(PartialRead):
         self._blosc = blosc
         self._prefix = blosc.frame_prefix(self.nbytes)
 
-    def _next(self) -> list[tuple[int, int, int]]:
+    def _next(self) -> list[tuple[int, int]]:
         if self._parts is not None:
             return []
         frame = self._frame
         if frame is None:
-            return [(0, self._prefix, self._prefix)]
-        head = len(frame.head)
-        return [*_with_probe(frame.ranges(self.start, self.stop), frame.cbytes),
-                (0, head, head)]
-
-    def receive(self, values: Sequence[bytes | None]) -> None:
-        if self._frame is None and values and values[0] is not None:
-            # The first read may find a frame shorter than the prefix: take what exists.
-            self._asked = [(0, self._prefix, len(values[0]))]
-        super().receive(values)
+            return [(0, self._prefix)]  # the size is not known yet: a shorter answer is
+            # the whole frame
+        blocks = frame.ranges(self.start, self.stop)
+        return [*_with_probe(blocks, frame.cbytes), (0, len(frame.head))]
 
     def _take(self, values: Sequence[bytes]) -> None:
         if self._frame is None:
@@ -223,12 +246,11 @@ class BloscPartial(PartialRead):
                 self._prefix = found  # small blocks: their starts need a longer read
             else:
                 self._frame = found
+                self._size = found.cbytes
             return
-        parts, head = list(values[:-1]), values[-1]
-        if head != self._frame.head:
+        if values[-1] != self._frame.head:
             raise Changed("the blosc frame changed while it was read")
-        count = len(self._frame.ranges(self.start, self.stop))
-        self._parts = parts[:count]
+        self._parts = list(values[: len(self._frame.ranges(self.start, self.stop))])
 
     def _fill(self, out: np.ndarray) -> None:
         assert self._parts is not None
