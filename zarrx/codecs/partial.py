@@ -11,14 +11,15 @@ checksums (``crc32c``) included, which need the whole value — decodes whole ch
 One rule decides (:func:`touched_bytes`): the chunk holds at least
 :data:`MIN_CHUNK_BYTES`, and the decoded bytes from the selection's first element to its
 last are at most :data:`MAX_SHARE` of it. Those bytes are read as one range (an
-uncompressed chunk) or the blocks they fall in are (blosc), so what is read of a chunk is
-one request or, for blosc, one request after its header; a chunk the selection touches
-more of is read whole, in one request.
+uncompressed chunk), or the blocks they fall in are (blosc, after a first read of the
+header and block starts); a chunk the selection touches more of is read whole.
 
-A chunk read in part is a few requests of one key. The blosc header and block starts
-are read again after the blocks, in the same batch: a frame replaced between the two
-reads (by a writer's rename) shows another header, and the chunk is then read whole
-instead (:class:`Changed`), so a reader never mixes two versions of a frame.
+Every answer is checked against the value's size (the chunk's, or the size its blosc
+header states; a one-byte probe of the end where no range reaches it), so a truncated
+chunk is refused as a whole read refuses it. The blosc header and block starts are read
+again after the blocks: a frame replaced between the two rounds (by a writer's rename)
+shows another header. On any such failure the engine reads the chunk whole instead, so a
+reader gets one version of the chunk, or the error a whole read gives.
 """
 
 from __future__ import annotations

@@ -135,26 +135,43 @@ def _assemble(
     i: int,
 ) -> None:
     """Decode chunk ``i`` of ``batch`` into its place in ``out``. Stores without batched
-    reads are read here, in the worker, so each value is used and freed at once."""
+    reads are read here, in the worker, so each value is used and freed at once. A
+    partial read that fails (a truncated, corrupt or changed value) is followed by a
+    whole read, which gives the chunk, or the error a whole read gives."""
     key = keys[i]
     try:
         data = fetched[i]
+        fetched[i] = None
         p = parts[i] if parts is not None else None
-        decoder: Any = chains[i]
         if p is not None:
-            if data is _UNREAD:
-                _rounds(cs, [(key, p)], cs.store.get_many(_requests([(key, p)])))
-            if p.failed is None:
-                decoder, data = p, None if p.absent else p
-            else:  # a truncated or changed frame: read it whole, which says what is wrong
-                data = cs.store.get(key)
-        elif data is _UNREAD:
+            if _place_part(cs, out, batch, key, p, data is _UNREAD, i):
+                return
+            data = _UNREAD
+        if data is _UNREAD:
             data = cs.store.get(key)
-        else:
-            fetched[i] = None
         place_selection(
-            decoder, cs.elements, batch.chunk_selections[i], batch.out_selections[i],
+            chains[i], cs.elements, batch.chunk_selections[i], batch.out_selections[i],
             batch.fancy is not None and batch.fancy[i], data, out,
         )
     except CodecError as e:
         raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+
+
+def _place_part(
+    cs: ChunkStore, out: np.ndarray, batch: ChunkBatch, key: str, p: PartialRead,
+    unread: bool, i: int,
+) -> bool:
+    """Finish the partial read ``p`` of chunk ``i`` (its rounds, when the worker reads)
+    and place it; ``False``, having written nothing, when it failed."""
+    if unread:
+        _rounds(cs, [(key, p)], cs.store.get_many(_requests([(key, p)])))
+    if p.failed is not None:
+        return False
+    try:
+        place_selection(
+            p, cs.elements, batch.chunk_selections[i], batch.out_selections[i], False,
+            None if p.absent else p, out,
+        )
+    except CodecError:
+        return False
+    return True
