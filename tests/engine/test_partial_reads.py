@@ -23,7 +23,7 @@ import zarrx.codecs.partial as partial_module
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.partial import touched_bytes
 from zarrx.errors import CodecError
-from zarrx.storage import MemoryStore
+from zarrx.storage import LocalStore, MemoryStore
 
 Request = tuple[str, ByteRange | None]
 
@@ -188,12 +188,19 @@ def _cases(draw: st.DrawFn) -> tuple[np.ndarray, tuple[int, ...], Any, tuple[Any
 
 
 @pytest.mark.usefixtures("small_chunks")
-@pytest.mark.parametrize("store_type", [MemoryStore, BatchedRecording])
+@pytest.mark.parametrize("store_type", ["memory", "batched", "local"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=_cases())
-def test_partial_reads_equal_numpy(store_type: type[MemoryStore], case: Any) -> None:
+def test_partial_reads_equal_numpy(
+    store_type: str, case: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     data, chunks, compressors, index = case
-    a = _array(store_type(), data, chunks, compressors)
+    store = (
+        MemoryStore() if store_type == "memory"
+        else BatchedRecording() if store_type == "batched"
+        else LocalStore(str(tmp_path_factory.mktemp("partial")))
+    )
+    a = _array(store, data, chunks, compressors)
     np.testing.assert_array_equal(a[index], data[index])
     # and points, one chunk each (index arrays place them; slices of one read in part)
     for point in np.ndindex(*data.shape[:1]):
