@@ -110,6 +110,14 @@ class PartialRead(ABC):
         self._needs: list[tuple[int, int]] = []  # the ranges of the round, in _next's order
         self._size: int | None = None  # the value's size, when known
 
+    #: The rule, for the chain to ask without importing this module each time.
+    touched = staticmethod(touched_bytes)
+
+    @staticmethod
+    def worth_it(nbytes: int) -> bool:
+        """Whether chunks of ``nbytes`` are ever read in part."""
+        return nbytes >= MIN_CHUNK_BYTES
+
     def ranges(self) -> list[ByteRange]:
         """The byte ranges to read next (``[]``: done), kept as :attr:`pending` until
         :meth:`receive` gets their values."""

@@ -143,25 +143,17 @@ class PreparedChain:
         """A read of only the stored bytes that ``chunk_selection`` (a slice per axis)
         needs, when this chain can decode part of a chunk and the selection is small
         enough to be worth it (:mod:`zarrx.codecs.partial`); ``None``: read it whole."""
-        if not self.reads_in_part():
-            return None
-        from zarrx.codecs.partial import touched_bytes
-
-        stored = self._stored_dtype
-        span = touched_bytes(self.spec.shape, stored.itemsize, chunk_selection)
-        if span is None:
-            return None
         kind = self._partial_kind
-        assert kind is not None
-        return kind(self._nbytes, stored, self.spec.shape, *span)
+        if kind is None:
+            return None
+        stored = self._stored_dtype
+        span = kind.touched(self.spec.shape, stored.itemsize, chunk_selection)
+        return None if span is None else kind(self._nbytes, stored, self.spec.shape, *span)
 
     def reads_in_part(self) -> bool:
         """Whether some selections of a chunk are read in part (cheap: asked per batch)."""
-        if self._partial_kind is None:
-            return False
-        from zarrx.codecs.partial import MIN_CHUNK_BYTES
-
-        return self._nbytes >= MIN_CHUNK_BYTES
+        kind = self._partial_kind
+        return kind is not None and kind.worth_it(self._nbytes)
 
     @cached_property
     def _partial_kind(self) -> type[PartialRead] | None:
