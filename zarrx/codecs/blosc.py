@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from bisect import bisect_right
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Self
@@ -60,6 +61,14 @@ MAX_OVERHEAD = 16
 MAX_BUFFERSIZE = 2**31 - 1 - MAX_OVERHEAD
 _FIELDS = ("typesize", "cname", "clevel", "shuffle", "blocksize")
 _HEADER = struct.Struct("<III")  # nbytes, blocksize, cbytes at offset 4
+#: The whole 16-byte header: version, compressor version, flags, typesize, nbytes,
+#: blocksize, cbytes (c-blosc's README_CHUNK_FORMAT; little endian).
+_FRAME_HEADER = struct.Struct("<BBBBIII")
+#: BLOSC_VERSION_FORMAT, the only frame version c-blosc 1 decodes.
+FORMAT_VERSION = 2
+_MEMCPYED = 0x02  # the blocks are the data as it is, after the header
+_RESERVED = 0x08  # must be zero
+_DONT_SPLIT = 0x10  # each block is one stream, not one per byte of the type
 
 _lib: ModuleType | None = None
 
@@ -248,3 +257,140 @@ def _decompress_into(view: memoryview, out: Any, nbytes: int) -> None:
         _load().decompress(view, out)
     except (RuntimeError, ValueError) as e:
         raise CodecError(f"codec 'blosc': corrupt data: {e}") from e
+
+
+# -- frames read in part -------------------------------------------------------------------
+# A frame is the header, then (unless memcpy'ed) one int32 start per block, counted from
+# the frame's first byte, then the blocks: each a sequence of streams (one, or one per
+# byte of the type when split), each an int32 size and its bytes. Blocks hold ``blocksize``
+# decoded bytes each (the last one the rest) and decode alone, so a part of the chunk
+# needs only the header, the starts and the blocks that hold it. Blocks compressed on
+# several threads may lie out of order, so a block ends where the next higher start is.
+
+
+def frame_prefix(nbytes: int) -> int:
+    """How many leading bytes of the frame of ``nbytes`` decoded bytes to read first: the
+    header and the block starts of any frame whose blocks hold at least 4 KiB (smaller
+    blocks, which only an explicit ``blocksize`` makes, cost one more read)."""
+    return MAX_OVERHEAD + 4 * -(-nbytes // 4096)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """The header and block starts of one Blosc 1 frame, checked against each other."""
+
+    head: bytes  # the header and the block starts, as stored
+    nbytes: int
+    blocksize: int
+    cbytes: int
+    #: Per block, where its bytes lie in the frame; ``None`` for a memcpy'ed frame.
+    blocks: tuple[tuple[int, int], ...] | None
+
+    @property
+    def flags(self) -> int:
+        return self.head[2]
+
+    def block_span(self, start: int, stop: int) -> tuple[int, int]:
+        """The first and last block (inclusive) holding decoded bytes ``[start, stop)``."""
+        return start // self.blocksize, (stop - 1) // self.blocksize
+
+    def ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """The byte ranges of the frame needed to decode bytes ``[start, stop)``: the
+        data itself in a memcpy'ed frame, else the blocks that hold it (merged where
+        adjacent)."""
+        if self.blocks is None:
+            return [(MAX_OVERHEAD + start, MAX_OVERHEAD + stop)]
+        first, last = self.block_span(start, stop)
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(self.blocks[first : last + 1]):
+            if merged and merged[-1][1] == lo:
+                merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        return merged
+
+
+def read_frame(data: bytes, nbytes: int) -> Frame | int:
+    """The :class:`Frame` whose first bytes are ``data`` (read from a frame that should
+    decode to ``nbytes``), or how many leading bytes are needed when ``data`` stops before
+    the block starts end. A malformed header or block start is a CodecError: nothing is
+    read outside the frame it describes."""
+    if len(data) < MAX_OVERHEAD:
+        raise CodecError(
+            f"codec 'blosc': truncated data ({len(data)} bytes, shorter than the 16-byte header)"
+        )
+    version, _, flags, typesize, size, blocksize, cbytes = _FRAME_HEADER.unpack_from(data)
+    if version != FORMAT_VERSION or flags & _RESERVED or typesize == 0:
+        raise CodecError(
+            f"codec 'blosc': corrupt header (version {version}, flags {flags:#x}, "
+            f"typesize {typesize})"
+        )
+    if size != nbytes:
+        raise CodecError(
+            f"codec 'blosc': the header states {size} decompressed bytes, expected {nbytes}"
+        )
+    if not 0 < blocksize <= nbytes or cbytes < MAX_OVERHEAD:
+        raise CodecError(
+            f"codec 'blosc': corrupt header (block size {blocksize}, compressed size "
+            f"{cbytes}, for {nbytes} bytes)"
+        )
+    if flags & _MEMCPYED:
+        if cbytes != nbytes + MAX_OVERHEAD:
+            raise CodecError(
+                f"codec 'blosc': corrupt header (a plain copy of {nbytes} bytes states "
+                f"{cbytes} bytes)"
+            )
+        return Frame(bytes(data[:MAX_OVERHEAD]), nbytes, blocksize, cbytes, None)
+    nblocks = -(-nbytes // blocksize)
+    end = MAX_OVERHEAD + 4 * nblocks
+    if end > cbytes:
+        raise CodecError(
+            f"codec 'blosc': corrupt header ({nblocks} blocks do not fit in {cbytes} bytes)"
+        )
+    if len(data) < end:
+        return end
+    starts = np.frombuffer(data, dtype="<i4", count=nblocks, offset=MAX_OVERHEAD).tolist()
+    order = sorted(starts)
+    if len(set(order)) != nblocks or order[0] < end or order[-1] >= cbytes:
+        raise CodecError(
+            f"codec 'blosc': corrupt block starts (they must be distinct and lie between "
+            f"{end} and {cbytes})"
+        )
+    stop = dict(zip(order, [*order[1:], cbytes]))
+    blocks = tuple((s, stop[s]) for s in starts)
+    return Frame(bytes(data[:end]), nbytes, blocksize, cbytes, blocks)
+
+
+def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: Any) -> None:
+    """Decode the blocks holding decoded bytes ``[start, stop)`` of ``frame`` into
+    ``out`` (the chunk's decoded bytes, written only there), from ``parts``: the bytes
+    of :meth:`Frame.ranges` for the same bounds, in that order."""
+    if frame.blocks is None:
+        (data,) = parts
+        out[start:stop] = np.frombuffer(data, dtype=np.uint8)
+        return
+    first, last = frame.block_span(start, stop)
+    bases = [lo for lo, _ in frame.ranges(start, stop)]  # sorted: where each part begins
+    # A frame of just these blocks: the same header but for its sizes (and the split
+    # flag: a last block shorter than the block size was never split), its own starts,
+    # and the blocks' bytes.
+    count = last - first + 1
+    head = MAX_OVERHEAD + 4 * count
+    blobs: list[Any] = []
+    starts: list[int] = []
+    at = head
+    for lo, hi in frame.blocks[first : last + 1]:
+        k = bisect_right(bases, lo) - 1  # the part holding the block
+        blobs.append(memoryview(parts[k])[lo - bases[k] : hi - bases[k]])
+        starts.append(at)
+        at += hi - lo
+    lo_byte = first * frame.blocksize
+    hi_byte = min((last + 1) * frame.blocksize, frame.nbytes)
+    size = hi_byte - lo_byte
+    blocksize, flags = frame.blocksize, frame.flags
+    if size < blocksize:  # the short last block alone
+        blocksize, flags = size, flags | _DONT_SPLIT
+    version, versionlz, _, typesize = frame.head[:4]
+    header = _FRAME_HEADER.pack(version, versionlz, flags, typesize, size, blocksize, at)
+    synthetic = b"".join([header, np.asarray(starts, dtype="<i4").tobytes(), *blobs])
+    _decompress_into(memoryview(synthetic), out[lo_byte:hi_byte], size)

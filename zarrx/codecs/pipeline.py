@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from zarrx.config import get as setting
 from zarrx.errors import CodecError, MetadataError
 from zarrx.runtime.elements import swap_unit
 from zarrx.runtime.scratch import scratch
+
+if TYPE_CHECKING:  # loaded with the first chain that can read in part
+    from zarrx.codecs.partial import PartialRead
 
 
 def codec_from_json(value: Any, *, where: str) -> Codec:
@@ -135,6 +138,50 @@ class PreparedChain:
             data = codec.decode(data, max_size)
         self.bytes_bytes[0][0].decode_into(data, out.reshape(-1).view(np.uint8))
         return True
+
+    def partial_read(self, chunk_selection: tuple[Any, ...]) -> PartialRead | None:
+        """A read of only the stored bytes that ``chunk_selection`` (a slice per axis)
+        needs, when this chain can decode part of a chunk and the selection is small
+        enough to be worth it (:mod:`zarrx.codecs.partial`); ``None``: read it whole."""
+        kind = self._partial_kind
+        if kind is None:
+            return None
+        stored = self._stored_dtype
+        span = kind.touched(self.spec.shape, stored.itemsize, chunk_selection)
+        return None if span is None else kind(self._nbytes, stored, self.spec.shape, *span)
+
+    def reads_in_part(self) -> bool:
+        """Whether some selections of a chunk are read in part (cheap: asked per batch)."""
+        kind = self._partial_kind
+        return kind is not None and kind.worth_it(self._nbytes)
+
+    @cached_property
+    def _partial_kind(self) -> type[PartialRead] | None:
+        """How chunks of this chain are read in part, or ``None`` when they are only
+        read whole: the chain must be ``bytes`` alone or ``bytes`` then ``blosc`` (no
+        array→array codec, so C order; no checksum, which needs every byte)."""
+        from zarrx.codecs.bytes import BytesCodec
+
+        if self.array_array or type(self.array_bytes) is not BytesCodec:
+            return None
+        from zarrx.codecs.partial import BloscPartial, RawPartial
+
+        if not self.bytes_bytes:
+            return RawPartial
+        codec = self.bytes_bytes[0][0]
+        if len(self.bytes_bytes) != 1 or codec.name != "blosc":
+            return None
+        from zarrx.codecs.blosc import BloscCodec  # loaded: the chain holds one
+
+        return BloscPartial if type(codec) is BloscCodec else None
+
+    @cached_property
+    def _nbytes(self) -> int:
+        return self.bytes_spec.nbytes
+
+    @cached_property
+    def _stored_dtype(self) -> np.dtype:
+        return self.array_bytes.stored_dtype(self.bytes_spec)  # type: ignore[attr-defined]
 
     def _from_bytes(self, data: Any) -> np.ndarray:
         chunk = self.array_bytes.decode(data, self.bytes_spec)

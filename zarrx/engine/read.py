@@ -4,12 +4,13 @@ chunk by inner chunk (:mod:`.shards`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.shards import read_shards
@@ -18,6 +19,9 @@ from zarrx.runtime.executor import run_all
 from zarrx.runtime.place import place_selection
 from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
 from zarrx.selection.layout import Layout
+
+if TYPE_CHECKING:
+    from zarrx.codecs.partial import PartialRead
 
 
 def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
@@ -46,19 +50,78 @@ def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.nd
 def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray) -> None:
     """Fill ``out`` (the selection buffer) from the chunks of ``batches``: per batch, the
     keys are built at once, the codec chain comes prepared per chunk shape, and the pool's
-    threads each decode chunk after chunk."""
+    threads each decode chunk after chunk. A chunk the selection touches little of is read
+    in part where its chain can (:meth:`PreparedChain.partial_read`): only the byte ranges
+    it needs are fetched, in rounds, and only those are decoded."""
     for batch in batches:
         n = len(batch)
         keys = cs.keys(batch.coords)
         chains = cs.chains(batch.coords)
-        fetched: list[Any] = (
-            list(cs.store.get_many([(k, None) for k in keys]))
-            if cs.store.batched_reads else [_UNREAD] * n
-        )
-        run_all(partial(_assemble, cs, out, batch, keys, chains, fetched), range(n))
+        parts = _partial_reads(cs, batch, chains)
+        if cs.store.batched_reads:
+            fetched: list[Any] = _fetch(cs, keys, parts)
+        else:
+            fetched = [_UNREAD] * n
+        run_all(partial(_assemble, cs, out, batch, keys, chains, parts, fetched), range(n))
 
 
 _UNREAD = object()  # a value the worker reads itself (stores without batched reads)
+
+
+def _partial_reads(
+    cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain]
+) -> list[PartialRead | None] | None:
+    """Per chunk of ``batch``, its partial read, or ``None`` where it is read whole
+    (``None`` for the batch when every chunk is)."""
+    if not chains or (cs.uniform and not chains[0].reads_in_part()):
+        return None
+    complete, fancy = batch.complete.tolist(), batch.fancy
+    parts: list[PartialRead | None] = [
+        None if complete[i] or (fancy is not None and fancy[i])
+        else chain.partial_read(batch.chunk_selections[i])
+        for i, chain in enumerate(chains)
+    ]
+    return parts if any(p is not None for p in parts) else None
+
+
+def _fetch(cs: ChunkStore, keys: list[str], parts: list[PartialRead | None] | None) -> list[Any]:
+    """A batch's values from a store with batched reads: the whole chunks' values and the
+    partial reads' first ranges in one ``get_many``, then each further round of the
+    partial reads in one more. A partial read stands in for its value."""
+    if parts is None:
+        return list(cs.store.get_many([(k, None) for k in keys]))
+    whole = [(k, None) for k, p in zip(keys, parts) if p is None]
+    pending = [(k, p) for k, p in zip(keys, parts) if p is not None]
+    values = cs.store.get_many(whole + _requests(pending))
+    answers = iter(values[: len(whole)])
+    _rounds(cs, pending, values[len(whole) :])
+    return [next(answers) if p is None else p for p in parts]
+
+
+def _requests(pending: list[tuple[str, PartialRead]]) -> list[tuple[str, ByteRange | None]]:
+    """The next round's requests of ``pending`` partial reads."""
+    return [(key, r) for key, p in pending for r in p.ranges()]
+
+
+def _rounds(
+    cs: ChunkStore, pending: list[tuple[str, PartialRead]], values: Sequence[bytes | None]
+) -> None:
+    """Hand ``values`` (the answers to the pending reads' ranges, in order) to the partial
+    reads, then read the next ranges of those that need more, all in one ``get_many``
+    per round. A read that fails keeps its error (``failed``): its chunk is read whole."""
+    while pending:
+        at = 0
+        for _, p in pending:
+            count = len(p.pending)
+            try:
+                p.receive(values[at : at + count])
+            except CodecError as e:
+                p.failed = e
+            at += count
+        requests = _requests(pending)
+        pending = [(k, p) for k, p in pending if p.pending]
+        if requests:
+            values = cs.store.get_many(requests)
 
 
 def _assemble(
@@ -67,21 +130,48 @@ def _assemble(
     batch: ChunkBatch,
     keys: list[str],
     chains: list[PreparedChain],
+    parts: list[PartialRead | None] | None,
     fetched: list[Any],
     i: int,
 ) -> None:
     """Decode chunk ``i`` of ``batch`` into its place in ``out``. Stores without batched
-    reads are read here, in the worker, so each value is used and freed at once."""
+    reads are read here, in the worker, so each value is used and freed at once. A
+    partial read that fails (a truncated, corrupt or changed value) is followed by a
+    whole read, which gives the chunk, or the error a whole read gives."""
     key = keys[i]
     try:
         data = fetched[i]
+        fetched[i] = None
+        p = parts[i] if parts is not None else None
+        if p is not None:
+            if _place_part(cs, out, batch, key, p, data is _UNREAD, i):
+                return
+            data = _UNREAD
         if data is _UNREAD:
             data = cs.store.get(key)
-        else:
-            fetched[i] = None
         place_selection(
             chains[i], cs.elements, batch.chunk_selections[i], batch.out_selections[i],
             batch.fancy is not None and batch.fancy[i], data, out,
         )
     except CodecError as e:
         raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+
+
+def _place_part(
+    cs: ChunkStore, out: np.ndarray, batch: ChunkBatch, key: str, p: PartialRead,
+    unread: bool, i: int,
+) -> bool:
+    """Finish the partial read ``p`` of chunk ``i`` (its rounds, when the worker reads)
+    and place it; ``False``, having written nothing, when it failed."""
+    if unread:
+        _rounds(cs, [(key, p)], cs.store.get_many(_requests([(key, p)])))
+    if p.failed is not None:
+        return False
+    try:
+        place_selection(
+            p, cs.elements, batch.chunk_selections[i], batch.out_selections[i], False,
+            None if p.absent else p, out,
+        )
+    except CodecError:
+        return False
+    return True
