@@ -52,6 +52,9 @@ cdef extern from *:
     #ifndef SYS_openat2
     #define SYS_openat2 437  /* the same number on every architecture since Linux 5.6 */
     #endif
+    #ifndef RENAME_EXCHANGE
+    #define RENAME_EXCHANGE (1 << 1)
+    #endif
     #endif
     #ifndef O_CLOEXEC
     #define O_CLOEXEC 0
@@ -113,27 +116,29 @@ cdef extern from *:
 
     /* Write data as the file name in the directory dir below rootfd ("" for rootfd
        itself), atomically: the temporary file temp is created beside it (O_EXCL), written
-       whole, closed and renamed over name. Returns 0 once renamed, else the step that
-       failed (1 the directory, 2 name is a symbolic link or cannot be examined, 3 the
-       temporary file, 4 its write or close, 5 the rename) with its errno in *error; the
-       temporary file never outlives a failure. */
+       whole, closed and put in name's place. A regular file already there is swapped out
+       (renameat2 RENAME_EXCHANGE: name holds the old file or the new one at every instant)
+       and then unlinked; a rename over it would also be atomic, but ext4 then starts the
+       new file's writeback in the caller (auto_da_alloc), which the swap leaves to the
+       kernel's flusher. Returns 0 once in place, else the step that failed (1 the
+       directory, 2 name is a symbolic link or cannot be examined, 3 the temporary file,
+       4 its write or close, 5 the rename) with its errno in *error; the temporary file
+       never outlives a failure. */
+    #if defined(__linux__)
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
                                    const char *temp, const char *data, long long size,
                                    int *error) {
         struct stat info;
         long long done = 0, wrote;
-        int dirfd = rootfd, fd, step = 0;
+        int dirfd = rootfd, fd, step = 0, replaces = 0;
         *error = 0;
-    #if !defined(__linux__)
-        *error = ENOSYS;
-        return 1;
-    #endif
         if (dir[0]) {
             dirfd = zarrx_open_dir_beneath(rootfd, dir);
             if (dirfd < 0) { *error = -dirfd; return 1; }
         }
         if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
             if (S_ISLNK(info.st_mode)) { step = 2; goto done; }
+            replaces = S_ISREG(info.st_mode);
         } else if (errno != ENOENT) {
             *error = errno; step = 2; goto done;
         }
@@ -151,6 +156,16 @@ cdef extern from *:
         }
         if (close(fd) != 0 && !*error && errno != EINTR) *error = errno;
         if (*error) { step = 4; unlinkat(dirfd, temp, 0); goto done; }
+        if (replaces && syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0) {
+            /* temp now names the old file: removing it is all that is left. */
+            if (unlinkat(dirfd, temp, 0) == 0 || errno == ENOENT) goto done;
+            /* What was swapped out is no file (a directory made meanwhile): swap back. */
+            *error = errno; step = 5;
+            if (syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0)
+                unlinkat(dirfd, temp, 0);
+            goto done;
+        }
+        /* Nothing to replace, or no RENAME_EXCHANGE here (EINVAL on NFS, ...). */
         if (renameat(dirfd, temp, dirfd, name) != 0) {
             *error = errno; step = 5; unlinkat(dirfd, temp, 0);
         }
@@ -158,6 +173,14 @@ cdef extern from *:
         if (dirfd != rootfd) close(dirfd);
         return step;
     }
+    #else
+    static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
+                                   const char *temp, const char *data, long long size,
+                                   int *error) {
+        (void)rootfd; (void)dir; (void)name; (void)temp; (void)data; (void)size;
+        *error = ENOSYS; return 1;
+    }
+    #endif
     #endif
     """
     int zarrx_open_beneath(int dirfd, const char* path) nogil

@@ -25,7 +25,13 @@ directory is opened below the root's descriptor (``RESOLVE_BENEATH``) and the te
 file is made, written and renamed inside it, in one call without the GIL
 (:func:`zarrx._core.files.write_beneath`); a directory not there yet, a key that is a
 symbolic link, or a directory the kernel will not resolve beneath the root send the write
-through :meth:`LocalStore._path` and :func:`os.replace`, which decide as before.
+through :meth:`LocalStore._path` and :func:`os.replace`, which decide as before. That call
+swaps the new file with the old one (``RENAME_EXCHANGE``, equally atomic) and unlinks the
+old one, instead of renaming over it: ext4 answers a rename over a file by starting the
+new file's writeback in the renaming thread (``auto_da_alloc``, a guard for programs that
+skip ``fsync``), which costs a full chunk write about a tenth of its CPU time; after the
+swap the kernel's flusher writes it back as it does any new file. Neither way is durable
+across a crash without ``fsync``, which no store here promises.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
 "lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
