@@ -35,6 +35,7 @@ cdef extern from *:
         (void)fd; (void)buffer; (void)count; errno = ENOSYS; return -1;
     }
     static int zarrx_close(int fd) { (void)fd; return 0; }
+    static int zarrx_set_exchange(int on) { (void)on; return 0; }
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
                                    const char *temp, const char *data, long long size,
                                    int *error) {
@@ -61,6 +62,10 @@ cdef extern from *:
     #endif
 
     struct zarrx_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
+
+    /* Whether a write swaps out the file it replaces (else renames over it). */
+    static int zarrx_exchange = 1;
+    static int zarrx_set_exchange(int on) { zarrx_exchange = on; return on; }
 
     /* A file below dirfd opened read-only, or -errno. O_NONBLOCK: a FIFO planted in the
        store must not hang the open. */
@@ -156,7 +161,8 @@ cdef extern from *:
         }
         if (close(fd) != 0 && !*error && errno != EINTR) *error = errno;
         if (*error) { step = 4; unlinkat(dirfd, temp, 0); goto done; }
-        if (replaces && syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0) {
+        if (replaces && zarrx_exchange
+                && syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0) {
             /* temp now names the old file: removing it is all that is left. */
             if (unlinkat(dirfd, temp, 0) == 0 || errno == ENOENT) goto done;
             /* What was swapped out is no file (a directory made meanwhile): swap back. */
@@ -187,6 +193,7 @@ cdef extern from *:
     int zarrx_regular_size(int fd, long long* size) nogil
     long long zarrx_read(int fd, char* buffer, long long count) nogil
     int zarrx_close(int fd) nogil
+    int zarrx_set_exchange(int on)
     int zarrx_write_beneath(int rootfd, const char* dir, const char* name, const char* temp,
                             const char* data, long long size, int* error) nogil
 
@@ -305,3 +312,10 @@ def write_beneath(int dirfd, bytes directory, bytes name, bytes temp,
     with nogil:
         step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, c_data, size, &error)
     return step, error
+
+
+def _use_exchange(bint on):
+    """Testing hook: whether :func:`write_beneath` swaps out a file it replaces (else it
+    renames over it, as where ``RENAME_EXCHANGE`` is missing). Returns the new setting.
+    Not thread-safe; tests only."""
+    return bool(zarrx_set_exchange(on))
