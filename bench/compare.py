@@ -24,6 +24,11 @@ Why it is built this way:
   ``codec`` (decode — or encode for writes — every stored chunk with the codec library
   directly, on a pool of one thread per core, no assembly) and ``io`` (plain file reads — or
   writes — of every stored chunk's bytes, same pool) bound what any library can reach.
+  ``chunks`` does both for each chunk in one task (read then decode, or encode then write;
+  a hierarchy's documents read then parsed), on the same pool: on a machine with few cores
+  reading and decoding compete for them, so this, not the larger of ``codec`` and ``io``,
+  is what a library that reads and decodes every chunk at least costs. The last column is
+  zarrx over it.
 
 Run ``python bench/compare.py --help``; ``--quick`` is a smoke test.
 """
@@ -55,7 +60,7 @@ import numpy as np
 
 LIBS = ("zarr", "zarrs", "tensorstore", "zarrx")
 PEERS = ("zarr", "zarrs", "tensorstore")
-FLOORS = ("memcpy", "codec", "io")
+FLOORS = ("memcpy", "codec", "io", "chunks")
 NCORES = os.cpu_count() or 1
 
 Index = tuple[Any, ...]  # a basic selection: ints and slices, one per axis
@@ -527,10 +532,13 @@ def floor_bench(floor: str, w: Workload, sizes: Sizes, root: str,
         decode, _ = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)
         blobs = [[_read_piece(p) for p in pieces(op)] for op in ops]
         return lambda: [_map(pool, decode, b) for b in blobs]
+    then: Callable[[bytes], Any] = lambda raw: raw  # noqa: E731
+    if floor == "chunks" and ds.codec != "raw":
+        then = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)[0]
     if index is None:
         files = [pieces(op) for op in ops]
-        return lambda: [_map(pool, _read_piece, f) for f in files]
-    return lambda: [_read_sharded(index, op, pool) for op in ops]
+        return lambda: [_map(pool, lambda p: then(_read_piece(p)), f) for f in files]
+    return lambda: [_read_sharded(index, op, pool, then) for op in ops]
 
 
 def _axis_counts(sel: Index, shape: Sequence[int]) -> tuple[int, ...]:
@@ -538,10 +546,11 @@ def _axis_counts(sel: Index, shape: Sequence[int]) -> tuple[int, ...]:
                  if isinstance(s, slice))
 
 
-def _read_sharded(index: ShardIndex, op: list[tuple[int, ...]],
-                  pool: ThreadPoolExecutor) -> list[bytes]:
+def _read_sharded(index: ShardIndex, op: list[tuple[int, ...]], pool: ThreadPoolExecutor,
+                  then: Callable[[bytes], Any]) -> list[Any]:
     """What a reader must at least do: a whole shard when all of it is needed, otherwise
-    the shard's index and then the inner chunks' byte ranges."""
+    the shard's index and then the inner chunks' byte ranges; ``then`` (a decode, or
+    nothing) applied to each inner chunk's bytes in the same task."""
     by_shard: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
     for inner in op:
         shard, pos = index.shard_of(inner)
@@ -552,12 +561,15 @@ def _read_sharded(index: ShardIndex, op: list[tuple[int, ...]],
         shard, positions = item
         file = _chunk_file(index.path, shard)
         if len(positions) == n_inner:
-            return [_read_piece(Piece(file))]
+            whole = _read_piece(Piece(file))
+            ranges = np.frombuffer(whole[-index.index_nbytes:-4], "<u8").reshape(-1, 2)
+            view = memoryview(whole)
+            return [then(view[int(o):int(o) + int(n)]) for o, n in ranges.tolist()]
         with open(file, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             raw = os.pread(f.fileno(), index.index_nbytes, size - index.index_nbytes)
             ranges = np.frombuffer(raw[:-4], "<u8").reshape(*index.per_shard, 2)
-            return [os.pread(f.fileno(), int(ranges[p][1]), int(ranges[p][0]))
+            return [then(os.pread(f.fileno(), int(ranges[p][1]), int(ranges[p][0])))
                     for p in positions]
 
     return _map(pool, one, list(by_shard.items()))
@@ -578,30 +590,32 @@ def _write_floor(floor: str, w: Workload, ds: Dataset, sizes: Sizes, root: str,
     _, encode = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)
     if floor == "codec":
         return lambda: _map(pool, encode, pieces)
-    # io: write every stored object's bytes as plain files (whole shards when sharded).
-    scratch = os.path.join(output_path(root, sizes, w.name, "io"), "c")
-    encoded = dict(zip(coords, _map(pool, encode, pieces)))
-    blobs: dict[tuple[int, ...], bytes] = {}
-    if ds.sharded:
-        index = ShardIndex("", sizes)
-        shards: dict[tuple[int, ...], list[bytes]] = {}
-        for inner in coords:  # C order of inner chunks = C order inside each shard
-            shards.setdefault(index.shard_of(inner)[0], []).append(encoded[inner])
-        for shard, parts in shards.items():
-            blobs[shard] = b"".join(parts) + bytes(index.index_nbytes)
-    else:
-        blobs = encoded
+    # io: write every stored object's bytes as plain files (whole shards when sharded);
+    # chunks: encode an object's chunks, then write it, in one task per object.
+    scratch = os.path.join(output_path(root, sizes, w.name, floor), "c")
+    index = ShardIndex("", sizes) if ds.sharded else None
+    objects: dict[tuple[int, ...], list[np.ndarray]] = {}
+    for co, piece in zip(coords, pieces):  # C order of inner chunks = C order in each shard
+        objects.setdefault(index.shard_of(co)[0] if index else co, []).append(piece)
+    tail = bytes(index.index_nbytes) if index else b""
     files = []
-    for co, blob in blobs.items():
+    for co, parts in objects.items():
         file = os.path.join(scratch, *map(str, co))
         os.makedirs(os.path.dirname(file), exist_ok=True)
-        files.append((file, blob))
+        files.append((file, parts))
 
-    def write(item: tuple[str, bytes]) -> None:
-        with open(item[0], "wb") as f:
-            f.write(item[1])
+    def write(file: str, blob: bytes) -> None:
+        with open(file, "wb") as f:
+            f.write(blob)
 
-    return lambda: _map(pool, write, files)
+    def stored(encoded: list[bytes]) -> bytes:
+        return encoded[0] if len(encoded) == 1 and not tail else b"".join([*encoded, tail])
+
+    if floor == "chunks":
+        return lambda: _map(pool, lambda item: write(item[0], stored(
+            [encode(part) for part in item[1]])), files)
+    blobs = [(file, stored(_map(pool, encode, parts))) for file, parts in files]
+    return lambda: _map(pool, lambda item: write(*item), blobs)
 
 
 def _hierarchy_floor(floor: str, path: str) -> Callable[[], Any]:
@@ -618,6 +632,8 @@ def _hierarchy_floor(floor: str, path: str) -> Callable[[], Any]:
     if floor == "codec":
         raw = docs()
         return lambda: [json.loads(d) for d in raw]
+    if floor == "chunks":
+        return lambda: [json.loads(d) for d in docs()]
     raise Unavailable("nothing to copy")
 
 
@@ -912,6 +928,8 @@ def table(results: dict[str, dict[str, Any]], libs: Sequence[str], key: str = "m
     if "zarrx" in libs and peers:
         head.append("zarrx / best peer")
     head += [f"floor: {f}" for f in floors]
+    if "zarrx" in libs and "chunks" in floors:
+        head.append("zarrx / floor: chunks")
     rows = [head, ["---"] * len(head)]
     for name, res in results.items():
         med = res[key]
@@ -921,6 +939,9 @@ def table(results: dict[str, dict[str, Any]], libs: Sequence[str], key: str = "m
             ratio = med["zarrx"] / best[0] if best and "zarrx" in med else None
             row.append(f"{ratio:.2f} ({best[1]})" if ratio is not None and best else "—")
         row += [fmt_time(med.get(f)) for f in floors]
+        if "zarrx" in libs and "chunks" in floors:
+            fl = med.get("chunks")
+            row.append(f"{med['zarrx'] / fl:.2f}" if fl and "zarrx" in med else "—")
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = []

@@ -263,3 +263,48 @@ def test_big_endian_unicode_round_trips(compressors):
     a[...] = values
     np.testing.assert_array_equal(a[...], values)
     np.testing.assert_array_equal(a[1:4], values[1:4])
+
+
+def test_the_engine_view_follows_the_metadata_it_was_built_for():
+    """The chunk store is built on first use, for the metadata the array has then: after
+    a resize (new metadata) reads and writes use the new shape, never a stale view."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(10, 10), chunks=(4, 4), dtype="int32", fill_value=-1)
+    b = zarrx.open_array(store, mode="r+")
+    assert b._chunk_store is b._chunk_store  # built once for one metadata
+    b[...] = np.arange(100, dtype="int32").reshape(10, 10)
+    view = b._chunk_store
+    b.resize(12, 6)
+    assert b._chunk_store is not view
+    assert b._chunk_store.meta is b.metadata
+    b[10:, :] = 7
+    expected = np.full((12, 6), -1, dtype="int32")
+    expected[:10] = np.arange(100, dtype="int32").reshape(10, 10)[:, :6]
+    expected[10:] = 7
+    np.testing.assert_array_equal(b[...], expected)
+    np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[...], expected)
+    assert a.shape == (10, 10)  # another object keeps the metadata it has
+
+
+def test_threads_reading_a_new_array_object_at_once_all_read_it_whole():
+    """The first reads of an Array object, from eight threads at the same instant (each
+    may build the engine's view): every one returns the data."""
+    store = MemoryStore()
+    data = np.arange(48 * 40, dtype="float64").reshape(48, 40)
+    zarrx.create_array(store, shape=data.shape, chunks=(6, 5), dtype=data.dtype)[...] = data
+    for _ in range(20):
+        a = zarrx.open_array(store, mode="r")
+        barrier = threading.Barrier(8)
+        got: list = [None] * 8
+
+        def read(i, a=a, barrier=barrier, got=got):
+            barrier.wait()
+            got[i] = a[...]
+
+        threads = [threading.Thread(target=read, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for g in got:
+            np.testing.assert_array_equal(g, data)

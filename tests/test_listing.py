@@ -204,3 +204,19 @@ def test_v3_and_v2_listing_costs(zarr_format: int) -> None:
     assert len(root.members(max_depth=None)) == 20
     assert root["g3/s1/x"].shape == (2,)
     assert store.counts() == {"get_many": 1}
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_members_come_parents_before_children_and_siblings_by_name(zarr_format: int) -> None:
+    """One level (listed in order) and the whole tree (levels merged) alike: by path
+    segments, so ``a/c`` comes before ``a-b`` although ``"a/" > "a-"``."""
+    g = zarrx.group(zarr_format=zarr_format)
+    for name in ["b", "a-b", "a", "c", "a/z", "a/c", "b/x", "b/x/y"]:
+        parent, _, leaf = name.rpartition("/")
+        (g[parent] if parent else g).create_group(leaf)
+    g.create_array("a0", shape=(1,), dtype="i1")
+    assert [n for n, _ in g.members()] == ["a", "a-b", "a0", "b", "c"]
+    assert [n for n, _ in g.members(max_depth=None)] == [
+        "a", "a/c", "a/z", "a-b", "a0", "b", "b/x", "b/x/y", "c"]
+    assert [n for n, _ in g.members(max_depth=1)] == [
+        "a", "a/c", "a/z", "a-b", "a0", "b", "b/x", "c"]

@@ -33,13 +33,23 @@ class Array(Node):
 
     def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False) -> None:
         super().__init__(store, path, metadata, read_only=read_only)
-        self._chunk_store = ChunkStore(store, data_prefix(path, metadata), metadata, self.name)
+        #: ``(metadata, its ChunkStore)``, built on the first read or write: listing a
+        #: group of many arrays opens each without preparing what only I/O needs.
+        self._chunks: tuple[Any, ChunkStore] | None = None
 
-    def _adopt(self, metadata: Any) -> None:
-        super()._adopt(metadata)
-        self._chunk_store = ChunkStore(
-            self._store, data_prefix(self._path, metadata), metadata, self.name
-        )
+    @property
+    def _chunk_store(self) -> ChunkStore:
+        """The engine's view of the array for its current metadata. Threads using it
+        first at once may each build one (equal, and each complete); one built for
+        metadata replaced meanwhile (:meth:`_adopt`) is never returned."""
+        metadata = self._metadata
+        held = self._chunks
+        if held is None or held[0] is not metadata:
+            held = (metadata, ChunkStore(
+                self._store, data_prefix(self._path, metadata), metadata, self.name
+            ))
+            self._chunks = held
+        return held[1]
 
     # -- description ------------------------------------------------------------------
     @property

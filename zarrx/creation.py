@@ -23,7 +23,7 @@ from zarrx.data_types.ml import MLDataType, ml_name
 from zarrx.data_types.struct import StructDataType
 from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
-from zarrx.errors import MetadataError, UnknownDataTypeError
+from zarrx.errors import FillValueError, MetadataError, UnknownDataTypeError
 from zarrx.extensions import parse_extensions
 from zarrx.metadata.model import check_product, parse_dimension_names, parse_shape
 from zarrx.metadata.v2 import ArrayMetadataV2
@@ -180,10 +180,8 @@ def array_metadata_v2(request: ArrayRequest) -> ArrayMetadataV2:
         fill = fill_value
     elif ml:
         fill = ml.coerce_fill(fill_value)
-    elif nat.kind in "biufc":
-        fill = DataType.from_numpy(nat).coerce_fill(fill_value)
     else:
-        fill = np.zeros((), nat)[()] if fill_value is None else np.asarray(fill_value, nat)[()]
+        fill = _native_fill(nat, fill_value, where)
     meta = ArrayMetadataV2(
         shape=shape,
         chunks=chunk_shape,
@@ -333,14 +331,7 @@ def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
         raise MetadataError(f"{where}: the Zarr v3.0 draft takes one compressor, got {len(codecs)}")
     filter_codecs = _codec_list(r.filters, where=where)
     nat = draft_native(stored)
-    if fill_value is None:
-        fill = np.zeros((), dtype=nat)[()]
-    elif nat.kind in "biufc":
-        fill = DataType.from_numpy(nat).coerce_fill(fill_value)
-    elif nat.kind == "V" and isinstance(fill_value, bytes):
-        fill = np.frombuffer(fill_value.ljust(nat.itemsize, b"\0"), dtype=nat)[0]
-    else:
-        fill = np.asarray(fill_value, dtype=nat)[()]
+    fill = _native_fill(nat, fill_value, where)
     doc: dict[str, Any] = {
         "shape": list(shape),
         "data_type": data_type,
@@ -381,3 +372,18 @@ def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
             },
         }]
     return ArrayMetadataDraft.from_json(doc, where=where)
+
+
+def _native_fill(nat: np.dtype, value: Any, where: str) -> Any:
+    """A user's fill value for a v2 or draft array of NumPy type ``nat`` as a NumPy scalar
+    (zero when ``None``): numbers by the data type's rules, raw bytes padded with NULs."""
+    if nat.kind in "biufc":
+        return DataType.from_numpy(nat).coerce_fill(value)
+    if value is None:
+        return np.zeros((), nat)[()]
+    if nat.kind == "V" and isinstance(value, bytes) and len(value) > nat.itemsize:
+        raise FillValueError(
+            f"{where}: fill_value is {len(value)} bytes, longer than the data type's "
+            f"{nat.itemsize}"
+        )
+    return np.asarray(value, nat)[()]

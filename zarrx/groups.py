@@ -91,14 +91,20 @@ class Group(Node):
         A member that cannot be opened (refused metadata, such as an unknown
         must-understand extension, or a key that is not a valid node name) is skipped with
         a :class:`~zarrx.errors.SkippedNodeWarning`; ``group[name]`` raises its error."""
-        out: list[tuple[str, Array | Group]] = []
-        for rel, meta in self.member_metadata(max_depth):
-            consolidated = None
-            if self._consolidated is not None and meta.node_type == "group":
-                consolidated = subtree(self._consolidated, rel)
-            out.append((rel, node_for(self._store, self._child(rel), meta,
-                                      read_only=self._read_only, consolidated=consolidated)))
-        return tuple(out)
+        found = self.member_metadata(max_depth)
+        if self._consolidated is not None:  # paths from a document: validated here
+            return tuple(
+                (rel, node_for(self._store, self._child(rel), meta, read_only=self._read_only,
+                               consolidated=subtree(self._consolidated, rel)
+                               if meta.node_type == "group" else None))
+                for rel, meta in found
+            )
+        # Listed paths: the store read each member's documents under its path, so the
+        # path is a valid key already.
+        head = self._path + "/" if self._path else ""
+        store, read_only = self._store, self._read_only
+        return tuple((rel, node_for(store, head + rel, meta, read_only=read_only))
+                     for rel, meta in found)
 
     def member_metadata(self, max_depth: int | None = 0) -> list[tuple[str, Any]]:
         """``(relative path, parsed metadata)`` of the members :meth:`members` lists
@@ -114,7 +120,7 @@ class Group(Node):
         out: list[tuple[str, Any]] = []
         skipped: list[str] = []
         for rel, meta in found:
-            if any(rel.startswith(s + "/") for s in skipped):
+            if skipped and any(rel.startswith(s + "/") for s in skipped):
                 continue  # below a member that cannot be opened
             if isinstance(meta, Unreadable):
                 skipped.append(rel)

@@ -998,3 +998,16 @@ def test_info_and_tree() -> None:
     root = zarrx.open_group(store)
     assert root.tree() == "/\n└── p\n    └── a (2, 3) float64\n"
     assert root["p/a"].info.as_dict()["zarr_format"] == DRAFT
+
+
+@pytest.mark.parametrize("zarr_format", [2, DRAFT])
+def test_raw_fill_value_padded_never_truncated(zarr_format: object) -> None:
+    """A raw (void) fill value shorter than the item is padded with NULs; a longer one is
+    refused, not cut, in both formats whose creation coerces it."""
+    a = zarrx.create_array(MemoryStore(), name="r", shape=(2,), dtype="V4",
+                           zarr_format=zarr_format, fill_value=b"\x01\x02")
+    assert a.fill_value.tobytes() == b"\x01\x02\x00\x00"
+    assert a[...].tobytes() == b"\x01\x02\x00\x00" * 2
+    with pytest.raises(FillValueError, match="5 bytes, longer than the data type's 4"):
+        zarrx.create_array(MemoryStore(), name="r", shape=(2,), dtype="V4",
+                           zarr_format=zarr_format, fill_value=b"\x01" * 5)

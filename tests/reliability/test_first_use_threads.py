@@ -81,6 +81,94 @@ def test_eight_threads_first_open_and_read_in_fresh_processes(arrays: Path) -> N
     assert failed == [], f"{len(failed)} of {PROCESSES} processes failed:\n" + "\n".join(failed)
 
 
+LISTING_PROCESSES = 8
+LAYOUTS = [
+    {"dtype": "float32", "chunks": (4, 5), "compressors": {"name": "zstd"}},
+    {"dtype": "int16", "chunks": (3, 3), "compressors": {"name": "gzip"}},
+    {"dtype": "uint8", "chunks": (2, 5), "shards": (4, 10)},
+]
+
+#: One fresh interpreter: eight threads list one group of many arrays (three layouts, a
+#: subgroup, two members that cannot be opened) at the same instant, as the first thing
+#: zarrx does there; each checks every member and reads an array of each layout.
+FIRST_LISTING = """
+import sys, threading, warnings
+import numpy as np
+
+root, n = sys.argv[1], int(sys.argv[2])
+layouts = [("float32", (4, 5)), ("int16", (3, 3)), ("uint8", (2, 5))]
+warnings.filterwarnings("ignore", message=".*skipped member")  # checked in the test
+barrier = threading.Barrier(8)
+failures = []
+
+def first_listing(t):
+    barrier.wait()
+    try:
+        import zarrx
+        group = zarrx.open_group(root, mode="r")
+        members = dict(group.members())
+        names = sorted(f"m{i:03d}" for i in range(n)) + ["sub"]
+        if sorted(members) != names:
+            failures.append(f"thread {t}: members {sorted(members)}")
+            return
+        for i in range(n):
+            a = members[f"m{i:03d}"]
+            dtype, chunks = layouts[i % 3]
+            if (str(a.dtype), a.chunks, a.attrs["index"], a.shape) != (dtype, chunks, i, (8, 10)):
+                failures.append(f"thread {t}: m{i:03d} is {a.dtype} {a.chunks} {a.attrs.asdict()}")
+        for i in range(3):
+            got = members[f"m{(t + i) % n:03d}"][...]
+            if not np.array_equal(got, np.full((8, 10), (t + i) % n, dtype=got.dtype)):
+                failures.append(f"thread {t}: wrong values in m{(t + i) % n:03d}")
+        for name, error in (("bad", "UnknownCodecError"), ("broken", "MetadataError")):
+            try:
+                group[name]
+                failures.append(f"thread {t}: {name} opened")
+            except Exception as e:
+                if type(e).__name__ != error or name not in str(e):
+                    failures.append(f"thread {t}: {name}: {type(e).__name__}: {e}")
+    except BaseException as e:
+        failures.append(f"thread {t}: {type(e).__name__}: {e}")
+
+threads = [threading.Thread(target=first_listing, args=(t,)) for t in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("\\n".join(failures))
+sys.exit(1 if failures else 0)
+"""
+
+
+def test_eight_threads_first_list_a_group_of_many_arrays_in_fresh_processes(
+    tmp_path: Path,
+) -> None:
+    """What listing caches (parsed layouts, codecs, data types) is made by whichever
+    thread comes first: every thread gets every member whole, with its own attributes,
+    and the errors of the members that cannot be opened."""
+    n = 60
+    group = zarrx.open_group(str(tmp_path), mode="w")
+    for i in range(n):
+        a = group.create_array(f"m{i:03d}", shape=(8, 10), attributes={"index": i},
+                               **LAYOUTS[i % 3])  # type: ignore[arg-type]
+        a[...] = i
+    group.create_group("sub")
+    doc = (tmp_path / "m000" / "zarr.json").read_text()
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "zarr.json").write_text(doc.replace('"zstd"', '"zstd-unknown"'))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "zarr.json").write_text(doc[:-5])
+    failed = []
+    for i in range(LISTING_PROCESSES):
+        run = subprocess.run([sys.executable, "-c", FIRST_LISTING, str(tmp_path), str(n)],
+                             capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            failed.append(f"process {i}: {run.stdout}{run.stderr}")
+    assert failed == [], (
+        f"{len(failed)} of {LISTING_PROCESSES} processes failed:\n" + "\n".join(failed)
+    )
+
+
 #: Sources for `zarrx convert`, one per format: one array per codec (and strings).
 SOURCES = {
     2: {codec: {"compressors": {"id": codec}}

@@ -251,6 +251,63 @@ def test_empty_directories_are_not_prefixes(root: Path) -> None:
     assert store.list() == ["full/k"]
 
 
+def _group_of_members(root: Path, outside: Path) -> None:
+    """Ten members holding ``zarr.json`` (so the listing probes their siblings for that
+    name), then siblings where ``zarr.json`` is something else, or absent."""
+    for i in range(10):
+        (root / f"a{i}").mkdir()
+        (root / f"a{i}" / "zarr.json").write_bytes(b"{}")
+    (root / "t1_dir" / "zarr.json").mkdir(parents=True)  # an empty directory: no key
+    (root / "t2_dir_key" / "zarr.json").mkdir(parents=True)
+    (root / "t2_dir_key" / "zarr.json" / "k").write_bytes(b"v")  # a key below it
+    (outside / "f").write_bytes(b"secret")
+    (root / "t3_link_out").mkdir()
+    (root / "t3_link_out" / "zarr.json").symlink_to(outside / "f")  # leads out: no key
+    (root / "t4_link_in").mkdir()
+    (root / "t4_link_in" / "zarr.json").symlink_to(root / "a0" / "zarr.json")  # a key
+    (root / "t5_dangling").mkdir()
+    (root / "t5_dangling" / "zarr.json").symlink_to(root / "nowhere")
+    (root / "t6_temp").mkdir()
+    (root / "t6_temp" / (TEMP_PREFIX + "zarr.json")).write_bytes(b"partial")
+    (root / "t7_nested" / "c").mkdir(parents=True)
+    (root / "t7_nested" / "c" / "0").write_bytes(b"chunk")
+    (root / "t8_empty").mkdir()
+    (root / "t9_other").mkdir()
+    (root / "t9_other" / "attrs.json").write_bytes(b"{}")
+    os.mkfifo(root / "t9_other" / "zarr.json")
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed"])
+def test_list_dir_children_probed_by_a_siblings_key_name_are_prefixes_exactly_when_a_key_lies_below(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: str
+) -> None:
+    """A child directory is a prefix iff ``list()`` finds a key below it, whether it is
+    proven by the name its previous sibling held or listed (directories in a fixed order,
+    so the probe meets every kind of sibling)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _group_of_members(root, outside)
+    store = LocalStore(root)
+    expected = sorted({k.split("/")[0] + "/" for k in store.list() if "/" in k})
+    assert "t1_dir/" not in expected
+    assert "t2_dir_key/" in expected
+    assert "t3_link_out/" not in expected
+    assert "t4_link_in/" in expected
+    scandir, listed = os.scandir, []
+
+    def in_order(path: Any) -> list[os.DirEntry[str]]:
+        listed.append(path)
+        entries = sorted(scandir(path), key=lambda e: e.name)
+        return entries[::-1] if order == "reversed" and path == str(root) else entries
+
+    monkeypatch.setattr(os, "scandir", in_order)
+    assert store.list_dir("") == ([], expected)
+    monkeypatch.undo()
+    # The members holding the probed name were not listed, but the first one met.
+    members_listed = [p for p in listed if os.path.basename(p).startswith("a")]
+    assert len(members_listed) <= 1, members_listed
+
+
 def test_fifo_neither_hangs_nor_lists(root: Path, fence: str) -> None:
     os.mkfifo(root / "pipe")
     store = LocalStore(root)

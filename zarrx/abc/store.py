@@ -17,6 +17,13 @@ whose one loop is written here. A store takes part by saying how it excludes oth
   a version token (an ETag, a generation), and :meth:`Store.set_if` writes only if the key
   still holds that version (``If-Match``), or is still absent (``If-None-Match: *``); the
   update is read, changed and tried again when another writer got there first.
+
+:meth:`Store.atomic_splice` is the same update stated in parts: the new value is a list of
+bytes and byte ranges of the current value, and the current value is read only where the
+caller asks (a shard's index, say). The default joins the parts from the whole value read
+by :meth:`Store.atomic_update`; a store that can build a value from ranges of the stored one
+without reading them (:class:`~zarrx.stores.local.LocalStore` copies them in the kernel)
+overrides it, with the same guarantees.
 """
 
 from __future__ import annotations
@@ -61,6 +68,59 @@ class ByteRange:
 
     start: int
     length: int | None = None
+
+
+def span(byte_range: ByteRange, size: int) -> tuple[int, int]:
+    """``(start, stop)`` of a range of a splice (:meth:`Store.atomic_splice`) in a value of
+    ``size`` bytes. Such ranges are explicit (a start of 0 or more and a length) and lie
+    inside the value: anything else is a ``ValueError``, never clipped."""
+    start, length = byte_range.start, byte_range.length
+    if length is None or start < 0 or length < 0 or start + length > size:
+        raise ValueError(f"{byte_range!r} is not an explicit range inside a value of {size} bytes")
+    return start, start + length
+
+
+class Stored(ABC):
+    """The current value of a key while :meth:`Store.atomic_splice` builds its new value:
+    its size, and reads of its parts (the value stays as it is until the splice ends)."""
+
+    size: int
+
+    @abstractmethod
+    def read(self, byte_range: ByteRange) -> Value:
+        """The bytes of an explicit range inside the value (see :func:`span`)."""
+
+
+class StoredBytes(Stored):
+    """A value held in memory, read by slicing (the default splice's)."""
+
+    def __init__(self, value: Value) -> None:
+        self._view = memoryview(value).cast("B")
+        self.size = len(self._view)
+
+    def read(self, byte_range: ByteRange) -> memoryview:
+        start, stop = span(byte_range, self.size)
+        return self._view[start:stop]
+
+
+#: One part of a value built by :meth:`Store.atomic_splice`: bytes, or a range of the
+#: current value.
+Part = Value | ByteRange
+#: What :meth:`Store.atomic_splice` applies: the current value (``None``: absent) to the
+#: parts of the new one, in order (``None``: erase the key).
+Splice = Callable[[Stored | None], Sequence[Part] | None]
+
+
+def joined(parts: Sequence[Part], current: Stored | None) -> bytes:
+    """The value ``parts`` make from ``current`` (its ranges read from it), in one buffer."""
+    buffers: list[Value] = []
+    for part in parts:
+        if isinstance(part, ByteRange):
+            if current is None:
+                raise ValueError("a splice of an absent key cannot keep ranges of its value")
+            part = current.read(part)
+        buffers.append(part)
+    return b"".join(buffers)
 
 
 @dataclass(frozen=True)
@@ -183,6 +243,29 @@ class Store(ABC):
                 else:
                     self.set(key, new)
         return new
+
+    def atomic_splice(
+        self, key: str, build: Splice, snapshot: Snapshot | None = None
+    ) -> Sequence[Part] | None:
+        """:meth:`atomic_update` with the new value stated as parts: ``build`` gets the
+        current value as a :class:`Stored` (``None``: absent), reads what it needs of it,
+        and returns the new value's parts in order (bytes, or explicit byte ranges of the
+        current value: what it keeps), or ``None`` to erase the key. Returns what ``build``
+        returned on the try that was kept; ``build`` may be called more than once.
+
+        The caller says what the value is made of, the store how to make it: this default
+        reads the whole value (or takes ``snapshot``, as :meth:`atomic_update` does) and
+        joins the parts; a store that copies ranges of a stored value without reading
+        them overrides it, keeping every guarantee of :meth:`atomic_update`."""
+        kept: list[Sequence[Part] | None] = [None]
+
+        def update(old: bytes | None) -> Value | None:
+            current = None if old is None else StoredBytes(old)
+            kept[0] = parts = build(current)
+            return None if parts is None else joined(parts, current)
+
+        self.atomic_update(key, update, snapshot)
+        return kept[0]
 
     def prefetch_for_update(self, keys: Sequence[str]) -> dict[str, Snapshot]:
         """The current values of ``keys``, read in one batch ahead of their updates, where

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
-from zarrx.abc.store import ByteRange
+from zarrx.abc.store import ByteRange, Part, joined
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
 from zarrx.errors import CodecError, MetadataError
@@ -39,6 +39,7 @@ from zarrx.runtime.plan import ChunkProjection, plan_ranges
 
 EMPTY = np.uint64(2**64 - 1)
 EMPTY_INT = 2**64 - 1
+_KEPT = object()  # an inner chunk the update leaves as stored
 DEFAULT_INDEX_CODECS = [
     {"name": "bytes", "configuration": {"endian": "little"}},
     {"name": "crc32c"},
@@ -82,17 +83,19 @@ class ShardLayout:
         """The index of a shard that holds no inner chunk."""
         return np.full((*self.chunks_per_shard, 2), EMPTY, dtype="uint64")
 
+    def index_span(self, size: int) -> ByteRange:
+        """Where the index lies in a stored shard of ``size`` bytes (an explicit range);
+        a shard shorter than its index is refused."""
+        n = self.index_nbytes
+        if size < n:
+            raise CodecError(f"shard of {size} bytes is shorter than its index ({n} bytes)")
+        return ByteRange(0 if self.location == "start" else size - n, n)
+
     def index_of(self, shard: Any) -> np.ndarray:
         """The decoded, checked index of a whole stored shard."""
         view = memoryview(shard).cast("B")
-        n = len(view)
-        if n < self.index_nbytes:
-            raise CodecError(
-                f"shard of {n} bytes is shorter than its index ({self.index_nbytes} bytes)"
-            )
-        raw = view[:self.index_nbytes] if self.location == "start" else view[
-            n - self.index_nbytes:]
-        return self.decode_index(raw, n)
+        at = self.index_span(len(view))
+        return self.decode_index(view[at.start:at.start + self.index_nbytes], len(view))
 
     def decode_index(self, raw: Any, shard_nbytes: int | None) -> np.ndarray:
         """The index (``chunks_per_shard + (2,)`` uint64 ``(offset, nbytes)`` pairs) from
@@ -135,22 +138,45 @@ class ShardLayout:
 
     def assemble(self, entries: Mapping[tuple[int, ...], Any]) -> bytes:
         """The stored shard holding ``entries`` (inner coords → encoded bytes; ``None`` or
-        absent: the fill value), inner chunks in C order of the grid, with its index at
-        the start or the end."""
-        index = self.empty_index()
-        parts: list[Any] = []
+        absent: the fill value), in one buffer (see :meth:`parts`)."""
+        return joined(self.parts(entries), None)
+
+    def parts(self, entries: Mapping[tuple[int, ...], Any], index: np.ndarray | None = None
+              ) -> list[Part]:
+        """The parts of the stored shard holding ``entries`` (inner coords → encoded bytes;
+        ``None``: the fill value) and every other inner chunk the stored shard of ``index``
+        holds, kept as its byte range there (``index`` ``None``: the fill value; ranges
+        kept one after the other are one part): inner chunks in C order of the grid, the
+        index at the start or the end. A shard that holds no inner chunk is its index
+        alone (one part)."""
+        flat = [EMPTY_INT] * (2 * len(self.whole_plan))
+        old = None if index is None else index.reshape(-1).tolist()
+        body: list[Any] = []  # bytes, or [start, stop) lists of the stored shard
         offset = self.index_nbytes if self.location == "start" else 0
-        for p in self.whole_plan:
-            data = entries.get(p.coords)
-            if data is not None:
+        for i, p in enumerate(self.whole_plan):
+            data = entries.get(p.coords, _KEPT)
+            if data is None:
+                continue
+            if data is not _KEPT:
                 data = memoryview(data).cast("B")
-                index[p.coords] = (offset, len(data))
-                offset += len(data)
-                parts.append(data)
-        index_bytes = self.index.encode(index)
-        if self.location == "start":
-            return b"".join([index_bytes, *parts])
-        return b"".join([*parts, index_bytes])
+                nbytes = len(data)
+                body.append(data)
+            elif old is None or old[2 * i] == EMPTY_INT:
+                continue
+            else:
+                start, nbytes = old[2 * i], old[2 * i + 1]
+                if body and isinstance(body[-1], list) and body[-1][1] == start:
+                    body[-1][1] += nbytes  # continues the range kept before it
+                else:
+                    body.append([start, start + nbytes])
+            flat[2 * i] = offset
+            flat[2 * i + 1] = nbytes
+            offset += nbytes
+        new_index = np.array(flat, dtype="uint64").reshape(*self.chunks_per_shard, 2)
+        index_bytes = self.index.encode(new_index)
+        kept: list[Part] = [ByteRange(b[0], b[1] - b[0]) if isinstance(b, list) else b
+                            for b in body]
+        return [index_bytes, *kept] if self.location == "start" else [*kept, index_bytes]
 
     def place(self, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
         """Decode the inner chunk ``chunk`` (``None``: the fill value) and put its share

@@ -13,11 +13,12 @@ the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
   read (:mod:`zarrx.stores.ranges`); then each inner chunk is decoded into its place
   with the :func:`~zarrx.runtime.place.place` chunks use. An absent shard, or an inner
   chunk without an index entry, is the fill value.
-- **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_update`: inner chunks
-  the write does not touch keep their stored bytes, covered ones are encoded from the
-  value (before the update, concurrently), partly covered ones are read, modified and
-  written; a shard left without inner chunks is erased. A shard covered whole is
-  written without a read.
+- **Writes**, per shard one :meth:`~zarrx.abc.store.Store.atomic_splice`: the index is
+  read, inner chunks the write does not touch are kept as their byte ranges in the
+  stored shard (a store copies them without reading them where it can), covered ones
+  are encoded from the value (before the update, concurrently), partly covered ones are
+  read, modified and written; a shard left without inner chunks is erased. A shard
+  covered whole is written without a read.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx import config
-from zarrx.abc.store import ByteRange, Snapshot
+from zarrx.abc.store import ByteRange, Part, Snapshot, Stored
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.update import background_puts, covers, encode_chunk, new_chunk
 from zarrx.errors import CodecError
@@ -347,9 +348,11 @@ def _update(
     ahead: Snapshot | None,
 ) -> None:
     """A shard the write covers in part: the inner chunks it covers are encoded first
-    (they need nothing stored), then the shard is updated atomically."""
+    (they need nothing stored), then the shard is spliced atomically: its index read,
+    the inner chunks the write leaves alone kept as their stored byte ranges (the store
+    copies them, without reading them where it can)."""
     encoded = _encode_covered(shards, value, part)
-    cs.store.atomic_update(
+    cs.store.atomic_splice(
         part.key, partial(_new_shard, cs, shards, value, write_empty, encoded, part), ahead
     )
 
@@ -361,23 +364,26 @@ def _new_shard(
     write_empty: bool,
     encoded: dict[Coords, Any],
     part: ShardPart,
-    existing: bytes | None,
-) -> Any:
-    """The shard ``part`` leaves of the stored shard ``existing`` (``None``: absent):
-    untouched inner chunks as they are stored, covered ones as encoded ahead, partly
-    covered ones read, modified and encoded. ``None``: erase it (no inner chunk left)."""
+    current: Stored | None,
+) -> list[Part] | None:
+    """The parts of the shard ``part`` leaves of the stored shard ``current`` (``None``:
+    absent): untouched inner chunks as their byte ranges in it, covered ones as encoded
+    ahead, partly covered ones read, modified and encoded. ``None``: erase it (no inner
+    chunk left)."""
     key = part.key
-    entries: dict[Coords, Any] = {}
-    if existing is not None:
+    index = None
+    if current is not None:
         with _naming(cs, key):
-            entries = shards.stored(existing, shards.index_of(existing))
-    stored = dict(entries)
-    partly = []
-    for p in part.items:
-        if p.coords in encoded:
-            entries[p.coords] = encoded[p.coords]
-        else:
-            partly.append(p)
+            index = shards.decode_index(current.read(shards.index_span(current.size)),
+                                        current.size)
+    entries = dict(encoded)
+    stored: dict[Coords, Any] = {}
+    partly = [p for p in part.items if p.coords not in encoded]
+    for p in partly:
+        entry = None if index is None else shards.entry(index, p.coords)
+        if entry is not None:
+            assert current is not None
+            stored[p.coords] = current.read(entry)
     name = f"{cs.node}: chunk {key!r}: inner chunk"
     value = part.target(value)
 
@@ -386,9 +392,10 @@ def _new_shard(
                                       stored.get(p.coords), False, f"{name} {p.coords}")
 
     run_all(modify, partly)  # concurrently when this shard is the only work
-    if existing is not None and not cs.store.conditional_erase:
+    if current is not None and not cs.store.conditional_erase:
         write_empty = True  # a stored shard left empty is written, where it cannot be erased
-    return _shard_bytes(shards, entries, write_empty)
+    parts = shards.parts(entries, index)
+    return None if len(parts) == 1 and not write_empty else parts
 
 
 def _shard_bytes(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool) -> Any:

@@ -52,7 +52,10 @@ class _PrefixLayout(Layout):
         out: list[tuple[str, Any]] = []
         level, depth = [(path, "")], 0
         while level:
-            listings = map_listings(partial(_child_paths, store), [p for p, _ in level])
+            if len(level) == 1:  # one group: listed here, no hand-off to wait for
+                listings: Iterable[list[str]] = [_child_paths(store, level[0][0])]
+            else:
+                listings = map_listings(partial(_child_paths, store), [p for p, _ in level])
             candidates = [(child, rel + child.rsplit("/", 1)[-1])
                           for (_, rel), children in zip(level, listings) for child in children]
             found = read_nodes(store, [c for c, _ in candidates], zarr_format=self.zarr_format,
@@ -65,7 +68,8 @@ class _PrefixLayout(Layout):
                 if child_meta.node_type == "group" and (max_depth is None or depth < max_depth):
                     level.append((child, child_rel + "/"))
             depth += 1
-        out.sort(key=lambda entry: entry[0].split("/"))
+        if depth > 1:  # (one level is in order already: its listing is sorted)
+            out.sort(key=lambda entry: entry[0].split("/"))
         return out
 
 
@@ -78,7 +82,9 @@ class V3Layout(_PrefixLayout):
     def parse(self, path: str, docs: Mapping[str, bytes | None]) -> Any | None:
         key = _key(path, v3.METADATA_KEY)
         raw = docs.get(key)
-        return None if raw is None else v3.node_from_document(load_json(raw, where=key), where=key)
+        if raw is None:
+            return None
+        return v3.node_from_document(load_json(raw, where=key), where=key, owned=True)
 
     def documents(self, path: str, meta: Any) -> dict[str, bytes]:
         return {_key(path, v3.METADATA_KEY): dump_json(meta.to_json())}

@@ -7,8 +7,10 @@ Spec 3.1 rule for extra top-level keys: accepted only as objects with
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import numpy as np
@@ -272,21 +274,88 @@ def node_from_json(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3
 #: Arrays parsed from stored documents, by the document without its attributes, with the
 #: resolution state (registry bindings, settings) they were parsed in. A hierarchy of many
 #: arrays of one layout (the tiles, variables or scales of a dataset) resolves it once.
-_PARSED: dict[str, tuple[Any, ArrayMetadataV3]] = {}
+#: The key is the document in ``marshal``'s format: exact for what JSON parses to (``1``,
+#: ``1.0`` and ``true`` differ, as they must), and cheaper to build than its ``repr``.
+_PARSED: dict[bytes, tuple[Any, ArrayMetadataV3]] = {}
+#: The same by the document without its attributes and its shape: an array of a layout seen
+#: before with another shape of the same rank (the scales of a pyramid, variables of other
+#: lengths) checks its shape only — the checks ``from_json`` makes of a shape, in its order.
+#: Not for documents with ZEP 10 extensions, whose checks may involve the shape.
+_ANY_SHAPE: dict[bytes, tuple[Any, ArrayMetadataV3]] = {}
 
 
-def node_from_document(doc: Any, *, where: str) -> ArrayMetadataV3 | GroupMetadataV3:
+def node_from_document(
+    doc: Any, *, where: str, owned: bool = False
+) -> ArrayMetadataV3 | GroupMetadataV3:
     """:func:`node_from_json` for a document as the JSON parser returned it (plain
-    dicts, lists, strings, numbers), whose repr identifies it."""
+    dicts, lists, strings, numbers). ``owned``: the caller's own copy, which may be
+    changed (else it is left as it is)."""
     if not isinstance(doc, dict) or doc.get("node_type") != "array":
         return node_from_json(doc, where=where)
-    key = repr({k: v for k, v in doc.items() if k != "attributes"})
+    if not owned:
+        doc = dict(doc)  # only top-level keys are taken out and put back
+    # The layout is the document without its attributes (absent and null alike: {}).
+    attributes = doc.pop("attributes", None)
     state = resolution_state()
-    found = _PARSED.get(key)
+    key = _key(doc)
+    found = None if key is None else _PARSED.get(key)
     if found is not None and found[0] == state:
-        return replace(found[1], attributes=parse_attributes(doc.get("attributes"), where=where))
+        return _copy(found[1], attributes=parse_attributes(attributes, where=where))
+    any_key = None
+    if "shape" in doc and "extensions" not in doc:
+        shape_json = doc.pop("shape")
+        any_key = _key(doc)
+        doc["shape"] = shape_json
+        found = None if any_key is None else _ANY_SHAPE.get(any_key)
+        if found is not None and found[0] == state and _same_rank(shape_json, found[1]):
+            shape = parse_shape(shape_json, where=where)
+            found[1].chunk_grid.validate(shape, where)
+            meta = _copy(found[1], shape=shape,
+                         attributes=parse_attributes(attributes, where=where))
+            _remember(_PARSED, key, state, meta)
+            return meta
+    doc["attributes"] = attributes
     meta = ArrayMetadataV3.from_json(doc, where=where)
-    if len(_PARSED) >= 256:
-        _PARSED.clear()
-    _PARSED[key] = (state, meta)
+    _remember(_PARSED, key, state, meta)
+    _remember(_ANY_SHAPE, any_key, state, meta)
     return meta
+
+
+def _key(layout: dict[str, Any]) -> bytes | None:
+    try:
+        return marshal.dumps(layout, 2)
+    except ValueError:  # not what a JSON parser returns (or nested beyond marshal's depth)
+        return None
+
+
+def _same_rank(shape_json: Any, meta: ArrayMetadataV3) -> bool:
+    """Whether ``shape_json`` is a list of ``meta``'s rank (any other is parsed whole)."""
+    return isinstance(shape_json, list) and len(shape_json) == len(meta.shape)
+
+
+def _remember(
+    cache: dict[bytes, tuple[Any, ArrayMetadataV3]], key: bytes | None, state: Any,
+    meta: ArrayMetadataV3,
+) -> None:
+    if key is not None:
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = (state, meta)
+
+
+def _copy(meta: ArrayMetadataV3, **changes: Any) -> ArrayMetadataV3:
+    """``dataclasses.replace(meta, **changes)`` for a cached layout (no field needs
+    checking): the fields set directly, without ``replace``'s generic path (every member
+    of a large group pays it)."""
+    new = object.__new__(ArrayMetadataV3)
+    values, fields = meta.__dict__, new.__dict__
+    if len(values) == len(_FIELDS):
+        fields.update(values)
+    else:  # the fields only (not what a cached property may have stored beside them)
+        fields.update({name: values[name] for name in _FIELDS})
+    fields.update(changes)
+    return new
+
+
+#: The fields of an array's metadata.
+_FIELDS = tuple(f.name for f in dataclass_fields(ArrayMetadataV3))

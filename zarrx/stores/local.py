@@ -20,18 +20,12 @@ never read through a stale descriptor.
 
 Writes are atomic: the value goes to a temporary file in the target directory, named
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
-then renamed over the target. Where reads use ``openat2``, so do writes: the key's
-directory is opened below the root's descriptor (``RESOLVE_BENEATH``) and the temporary
-file is made, written and renamed inside it, in one call without the GIL
-(:func:`zarrx._core.files.write_beneath`); a directory not there yet, a key that is a
-symbolic link, or a directory the kernel will not resolve beneath the root send the write
-through :meth:`LocalStore._path` and :func:`os.replace`, which decide as before. That call
-swaps the new file with the old one (``RENAME_EXCHANGE``, equally atomic) and unlinks the
-old one, instead of renaming over it: ext4 answers a rename over a file by starting the
-new file's writeback in the renaming thread (``auto_da_alloc``, a guard for programs that
-skip ``fsync``), which costs a full chunk write about a tenth of its CPU time; after the
-swap the kernel's flusher writes it back as it does any new file. Neither way is durable
-across a crash without ``fsync``, which no store here promises.
+then put in its place. Where reads use ``openat2``, so do writes, in one call without the
+GIL (:func:`zarrx._core.files.write_beneath`: the key's directory opened beneath the root's
+descriptor, the old file swapped out with ``RENAME_EXCHANGE`` and unlinked, which spares
+the renaming thread ext4's ``auto_da_alloc`` writeback); an absent directory, a key that
+is a link, or anything the kernel refuses goes through :meth:`LocalStore._path` and
+:func:`os.replace` as before. Neither way is durable across a crash without ``fsync``.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
 "lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
@@ -63,10 +57,10 @@ from zarrx._core.files import (
     read_beneath,
     write_beneath,
 )
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
-from zarrx.stores import locks
+from zarrx.stores import locks, splice
 from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
@@ -201,6 +195,14 @@ def _name_max(root: str) -> int:
             if parent == directory or not hasattr(os, "pathconf"):
                 return 255
             directory = parent
+
+
+def _is_regular(path: str) -> bool:
+    """Whether ``path`` is a regular file (not a link, not a directory), with one ``lstat``."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 class LocalStore(Store):
@@ -412,13 +414,10 @@ class LocalStore(Store):
             raise
 
     def _set_beneath(self, dirfd: int, key: str, view: memoryview) -> bool:
-        """Write a key already validated in one call without the GIL: its directory opened
-        below the root's descriptor with ``openat2``, then a temporary file in it renamed
-        over the key. ``False`` (nothing written) when the checked path must decide: the
-        directory is absent (that path makes it), or a link or anything else in the way."""
+        """Write a validated key through ``write_beneath``; ``False`` (nothing written)
+        when the checked path must decide: an absent directory (made there), a link, ..."""
         global use_openat2
-        directory, _, name = key.rpartition("/")
-        bdir, bname = os.fsencode(directory), os.fsencode(name)
+        bdir, _, bname = os.fsencode(key).rpartition(b"/")
         for _ in range(8):  # a temporary name taken meanwhile: try another
             step, code = write_beneath(dirfd, bdir, bname, os.fsencode(_temp_name()), view)
             if not step:
@@ -430,10 +429,9 @@ class LocalStore(Store):
                 return False
             if step in (WRITE_DIRECTORY, WRITE_LINK) or code in (errno.ENOENT, errno.ENOTDIR):
                 return False  # absent (made there), a link, or removed meanwhile: let it decide
-            where = "under" if step == WRITE_TEMP else "to"
-            path = self._root if step == WRITE_TEMP else self._root_sep + key
+            at = f"under {self._root!r}" if step == WRITE_TEMP else f"to {self._root_sep + key!r}"
             error = OSError(code, os.strerror(code))
-            raise StoreError(f"cannot write key {key!r} {where} {path!r}: {error}") from error
+            raise StoreError(f"cannot write key {key!r} {at}: {error}") from error
         return False
 
     @staticmethod
@@ -488,6 +486,59 @@ class LocalStore(Store):
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there
             self._prune(directory)  # only ever removes empty directories
+
+    def atomic_splice(
+        self, key: str, build: Splice, snapshot: Snapshot | None = None
+    ) -> Sequence[Part] | None:
+        """:meth:`~zarrx.abc.store.Store.atomic_splice` without reading what is kept
+        whole: under the key's lock the current file is read only where ``build`` asks,
+        the new value is written into the lock file itself from the parts (bytes, and the
+        kept ranges read from the current file: :mod:`zarrx.stores.splice`), and the lock
+        file is renamed over the key (:func:`~zarrx.stores.locks.hold_lock_file`): one
+        file made per update. ``snapshot`` is not used: the value is read under the lock."""
+        if self.atomic_updates != "lock":
+            return super().atomic_splice(key, build, snapshot)
+        self._check_writable(key)
+        self.check_keys((key,))
+        path = self._path(key)  # the fence: the key's file lies inside the root...
+        directory, name = os.path.split(path)
+        # ...so does its lock file: the same directory, a name without a separator.
+        lock_file = os.path.join(directory, lock_name(name, self._name_max))
+        with locks.hold_lock_file(lock_file, repr(key)) as held:
+            try:
+                fd = os.open(path, _READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
+            except _ABSENT:
+                fd = None
+            except OSError as error:
+                raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+            try:
+                current = None
+                if fd is not None:
+                    info = os.fstat(fd)
+                    if stat.S_ISREG(info.st_mode):  # else absent, as for get
+                        current = splice.FileValue(fd, info.st_size)
+                parts = build(current)
+                if parts is None:
+                    if fd is not None:
+                        self.erase(key)
+                else:
+                    try:
+                        if os.fstat(held.fd).st_size:  # left by a writer killed meanwhile
+                            os.ftruncate(held.fd, 0)
+                        splice.write_parts(held.fd, parts, current)
+                        held.move_to(path)
+                    except OSError as error:
+                        raise StoreError(
+                            f"cannot write key {key!r} to {path!r}: {error}") from error
+                if fd is not None:  # the file replaced or erased: see zarrx.stores.splice
+                    splice.close_later(fd, 0 if current is None else current.size)
+                    fd = None
+            finally:
+                if fd is not None:
+                    os.close(fd)
+        if held.made_directory or parts is None:  # the splice may have left no key there
+            self._prune(directory)  # only ever removes empty directories
+        return parts
 
     def clean_leftovers(self) -> list[str]:
         """Remove what interrupted writers left behind: temporary files of writes that never
@@ -599,13 +650,41 @@ class LocalStore(Store):
             entries = list(os.scandir(directory))
         except OSError:
             return keys, prefixes
+        probe: str | None = None  # a key name the last child held directly
         for entry in entries:
             kind = self._listable(entry)
             if kind == "file":
                 keys.append(prefix + entry.name)
-            elif kind == "dir" and next(self._walk(entry.path, ""), None) is not None:
-                prefixes.append(prefix + entry.name + "/")  # only if a key lies below
+            elif kind == "dir":  # a prefix only if a key lies below
+                if probe is not None and _is_regular(entry.path + os.sep + probe):
+                    prefixes.append(prefix + entry.name + "/")  # siblings alike: one lstat
+                    continue
+                found = self._holds_key(entry.path)
+                if found:
+                    prefixes.append(prefix + entry.name + "/")
+                    if isinstance(found, str):
+                        probe = found
         return sorted(keys), sorted(prefixes)
+
+    def _holds_key(self, directory: str) -> str | bool:
+        """The name of a key directly in ``directory``, else whether a key lies deeper
+        (the members of a group each hold their document: the next sibling is probed
+        for that name with one ``lstat`` instead of being listed)."""
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return False
+        below = []
+        for entry in entries:
+            kind = self._listable(entry)
+            if kind == "file" and not entry.is_symlink():
+                return entry.name
+            if kind is not None:
+                below.append(entry)
+        for entry in below:
+            if entry.is_symlink() or next(self._walk(entry.path, ""), None) is not None:
+                return True  # a linked file (listable, checked above), or a key below
+        return False
 
     # -- identity -------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

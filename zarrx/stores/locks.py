@@ -147,6 +147,48 @@ def hold_file_lock(path: str, what: str) -> Iterator[bool]:
             os.close(fd)  # releases the lock; a waiter finds the name gone and starts again
 
 
+class LockFile:
+    """A lock file held by :func:`hold_lock_file`: its descriptor (open for reading and
+    writing), and whether its directory had to be made."""
+
+    def __init__(self, fd: int, path: str, made_directory: bool) -> None:
+        self.fd = fd
+        self.path = path
+        self.made_directory = made_directory
+        self.moved = False
+
+    def move_to(self, target: str) -> None:
+        """Rename the lock file (filled by the holder) over ``target``, in the same
+        directory: it becomes the target's new value in one step, and the lock's name is
+        free. The holder may remove that name, and renaming does (waiters then find the
+        name gone and start again, as when it is removed)."""
+        os.replace(self.path, target)
+        self.moved = True
+
+
+@contextlib.contextmanager
+def hold_lock_file(path: str, what: str) -> Iterator[LockFile]:
+    """:func:`hold_file_lock` whose block gets the lock file itself, to write a new value
+    into and :meth:`~LockFile.move_to` its key (one file made per update, not two, as
+    tensorstore does); a lock file not moved is removed afterwards."""
+    made: list[str] = []
+    try:
+        fd = _acquire(path, what, made)
+    except OSError as error:
+        raise StoreError(f"cannot lock {what} (lock file {path!r}): {error}") from error
+    held = LockFile(fd, path, bool(made))
+    try:
+        yield held
+    finally:
+        try:
+            if not held.moved:  # once moved, the name may be another writer's lock file
+                os.unlink(path)
+        except FileNotFoundError:
+            pass  # the key's directory was erased meanwhile (erase_prefix)
+        finally:
+            os.close(fd)  # releases the lock; a waiter finds the name gone and starts again
+
+
 def _acquire(path: str, what: str, made: list[str]) -> int:
     fd = _open(path, made)
     waited = 0.0

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from zarrx.abc.store import ByteRange, Snapshot, Store
 from zarrx.errors import InvalidKeyError, ReadOnlyError
 from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
+from zarrx.testing.splices import SpliceTests
 
 # -- key strategies -------------------------------------------------------------------
 
@@ -225,7 +226,7 @@ def _fill(store: Store, keys: list[str]) -> None:
         store.set(key, key.encode())
 
 
-class StoreTests:
+class StoreTests(SpliceTests):
     """The contract of :class:`zarrx.abc.store.Store`, for subclasses to run."""
 
     @pytest.fixture

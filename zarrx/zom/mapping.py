@@ -30,6 +30,7 @@ import numpy as np
 
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+from zarrx.data_types.core import endian_of
 from zarrx.errors import MetadataError
 from zarrx.metadata import v2, v3, v3_draft
 from zarrx.zom.frozen import thaw
@@ -173,15 +174,6 @@ def _transpose_f(ndim: int) -> Any:
     return registry.codecs.get("transpose").from_config({"order": list(range(ndim))[::-1]})
 
 
-def _endian_of(dtype: np.dtype) -> str | None:
-    if dtype.byteorder in "|" or dtype.itemsize == 1 or dtype.kind in "bSV":
-        return None
-    order = dtype.byteorder
-    if order == "=":
-        order = "<" if np.little_endian else ">"
-    return "little" if order == "<" else "big"
-
-
 def _split(codecs: Any) -> tuple[list[Any], Any, list[Any]]:
     aa = [c for c in codecs if isinstance(c, ArrayArrayCodec)]
     ab = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
@@ -240,14 +232,14 @@ def recipe(meta: Any) -> Recipe:
             serializer: Any = vlen
             aa = []
         else:
-            dtype, serializer = v2.native(stored), _bytes_codec(_endian_of(stored))
+            dtype, serializer = v2.native(stored), _bytes_codec(endian_of(stored))
             aa, bytes_filters = v2.split_filters(meta.filters, where="v2 array")
         if meta.order == "F" and ndim > 1:
             aa.insert(0, _transpose_f(ndim))
         return Recipe(
             shape=tuple(meta.shape),
             dtype=dtype,
-            endian=None if stored.hasobject else _endian_of(stored),
+            endian=None if stored.hasobject else endian_of(stored),
             chunks=tuple(meta.chunks),
             shards=None,
             array_array=tuple(aa),
@@ -272,11 +264,11 @@ def recipe(meta: Any) -> Recipe:
     return Recipe(
         shape=tuple(meta.shape),
         dtype=v3_draft.native(stored),
-        endian=_endian_of(stored),
+        endian=endian_of(stored),
         chunks=chunks,
         shards=shards,
         array_array=tuple(aa),
-        serializer=_bytes_codec(_endian_of(stored)),
+        serializer=_bytes_codec(endian_of(stored)),
         bytes_bytes=(meta.compressor,) if meta.compressor is not None else (),
         fill_value=meta.fill_value,
         attributes=dict(meta.attributes),
