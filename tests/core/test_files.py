@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from zarrx._core.files import open_beneath, read_beneath
+from zarrx._core.files import (
+    WRITE_DATA,
+    WRITE_DIRECTORY,
+    WRITE_LINK,
+    WRITE_RENAME,
+    WRITE_TEMP,
+    _use_exchange,
+    open_beneath,
+    read_beneath,
+    write_beneath,
+)
 
 
 @pytest.fixture
@@ -97,3 +107,90 @@ def test_bad_arguments(root: tuple[int, Path]) -> None:
     with pytest.raises(OSError, match="x") as caught:
         read_beneath(-1, b"x")
     assert caught.value.errno == errno.EBADF
+
+
+# -- write_beneath --------------------------------------------------------------------------
+@pytest.fixture(params=["exchange", "rename"])
+def replace_by(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Replace a file by swapping it out (``RENAME_EXCHANGE``), and by renaming over it
+    (what a file system without the swap gets)."""
+    _use_exchange(request.param == "exchange")
+    yield str(request.param)
+    _use_exchange(True)
+
+
+def _temps(path: Path) -> list[Path]:
+    return [p for p in path.rglob("*") if p.name.startswith("tmp-")]
+
+
+def test_writes_files_below_atomically(root: tuple[int, Path], replace_by: str) -> None:
+    fd, path = root
+    (path / "a" / "b").mkdir(parents=True)
+    big = os.urandom(3 << 20)
+    assert write_beneath(fd, b"a/b", b"k", b"tmp-1", big) == (0, 0)
+    assert (path / "a" / "b" / "k").read_bytes() == big
+    assert write_beneath(fd, b"a/b", b"k", b"tmp-1", memoryview(b"new")) == (0, 0)
+    assert (path / "a" / "b" / "k").read_bytes() == b"new"
+    assert write_beneath(fd, b"", b"top", b"tmp-2", bytearray()) == (0, 0)  # in dirfd itself
+    assert (path / "top").read_bytes() == b""
+    assert not _temps(path)
+
+
+def test_write_failures_name_their_step_and_leave_nothing(
+    root: tuple[int, Path], tmp_path: Path, replace_by: str
+) -> None:
+    fd, path = root
+    (path / "d").mkdir()
+    (path / "d" / "k").write_bytes(b"old")
+    (path / "d" / "dir").mkdir()
+    (path / "d" / "dir" / "inner").write_bytes(b"x")
+    (path / "d" / "link").symlink_to("k")
+    (path / "d" / "tmp-taken").write_bytes(b"someone else's")
+    (path / "out").symlink_to(tmp_path, target_is_directory=True)
+    (path / "abs").symlink_to(path / "d", target_is_directory=True)
+    assert write_beneath(fd, b"absent", b"k", b"tmp-1", b"v") == (WRITE_DIRECTORY, errno.ENOENT)
+    assert write_beneath(fd, b"d/k", b"k", b"tmp-1", b"v") == (WRITE_DIRECTORY, errno.ENOTDIR)
+    assert write_beneath(fd, b"out", b"k", b"tmp-1", b"v") == (WRITE_DIRECTORY, errno.EXDEV)
+    assert write_beneath(fd, b"abs", b"k", b"tmp-1", b"v") == (WRITE_DIRECTORY, errno.EXDEV)
+    assert write_beneath(fd, b"../root/d", b"k", b"tmp-1", b"v") == (
+        WRITE_DIRECTORY, errno.EXDEV)
+    assert write_beneath(fd, b"d", b"link", b"tmp-1", b"v") == (WRITE_LINK, 0)
+    assert write_beneath(fd, b"d", b"k", b"tmp-taken", b"v") == (WRITE_TEMP, errno.EEXIST)
+    assert write_beneath(fd, b"d", b"dir", b"tmp-1", b"v") == (WRITE_RENAME, errno.EISDIR)
+    assert (path / "d" / "k").read_bytes() == b"old"
+    assert (path / "d" / "link").is_symlink()
+    assert (path / "d" / "tmp-taken").read_bytes() == b"someone else's"
+    assert sorted(p.name for p in _temps(path)) == ["tmp-taken"]
+    assert not (tmp_path / "k").exists()
+    for bad in ((b"d\0", b"k", b"t"), (b"d", b"k\0", b"t"), (b"d", b"k", b"t\0"),
+                (b"d", b"a/k", b"t"), (b"d", b"k", b"x/t"), (b"d", b"", b"t")):
+        with pytest.raises(ValueError, match=r"NUL byte|single names"):
+            write_beneath(fd, *bad, b"v")
+    with pytest.raises(BufferError):  # not contiguous
+        write_beneath(fd, b"d", b"k", b"t", memoryview(b"abcd")[::2])
+
+
+def test_a_write_that_fails_midway_leaves_no_temporary_file(
+    root: tuple[int, Path], tmp_path: Path
+) -> None:
+    """A file size limit (``RLIMIT_FSIZE``) makes the write itself fail (``EFBIG``), in a
+    child process so the limit binds nothing else."""
+    _, path = root
+    (path / "d").mkdir()
+    (path / "d" / "k").write_bytes(b"old")
+    script = (
+        "import os, resource, signal, sys\n"
+        "from zarrx._core.files import write_beneath\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))\n"
+        "fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)\n"
+        "print(write_beneath(fd, b'd', b'k', b'tmp-1', b'x' * 5000))\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == f"({WRITE_DATA}, {errno.EFBIG})"
+    assert (path / "d" / "k").read_bytes() == b"old"
+    assert not _temps(path)

@@ -115,13 +115,16 @@ def test_read_only_refuses_before_touching_files(root: Path) -> None:
     assert _files(root) == {"k": b"old"}
 
 
-def test_written_files_honour_the_umask(root: Path) -> None:
+def test_written_files_honour_the_umask(root: Path, fence: str) -> None:
     umask = os.umask(0o022)
     try:
-        LocalStore(root).set("a/k", b"v")
+        store = LocalStore(root)
+        for key in ("a/k", "a/j", "k"):  # "a/j": its directory made by "a/k" before
+            store.set(key, b"v")
     finally:
         os.umask(umask)
-    assert (root / "a" / "k").stat().st_mode & 0o777 == 0o644
+    for file in ("a/k", "a/j", "k"):
+        assert (root / file).stat().st_mode & 0o777 == 0o644
 
 
 def test_empty_root_refused() -> None:
@@ -159,7 +162,7 @@ def test_root_through_a_symlink(tmp_path: Path, root: Path) -> None:
 # -- atomic writes ----------------------------------------------------------------------
 
 
-def test_no_temporary_file_left_after_write(root: Path) -> None:
+def test_no_temporary_file_left_after_write(root: Path, fence: str) -> None:
     store = LocalStore(root)
     for i in range(5):
         store.set(f"a/{i}", b"x" * (i * 1000))
@@ -170,6 +173,7 @@ def test_no_temporary_file_left_after_write(root: Path) -> None:
 
 
 def test_failed_replace_keeps_old_value(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_module, "use_openat2", False)  # the checked path's replace
     store = LocalStore(root)
     store.set("a/k", b"old value")
 
@@ -182,13 +186,14 @@ def test_failed_replace_keeps_old_value(root: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(StoreError, match="a/k") as info:
         store.set("a/k", b"new value")
     assert isinstance(info.value, OSError)
-    monkeypatch.undo()
+    monkeypatch.setattr(local_module.os, "replace", os.replace)
     assert store.get("a/k") == b"old value"
     assert _files(root) == {"a/k": b"old value"}
     assert store.list() == ["a/k"]
 
 
 def test_interrupted_write_cleans_up(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_module, "use_openat2", False)  # the checked path's replace
     store = LocalStore(root)
     store.set("k", b"old")
 
@@ -198,11 +203,11 @@ def test_interrupted_write_cleans_up(root: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(local_module.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         store.set("k", b"new")
-    monkeypatch.undo()
+    monkeypatch.setattr(local_module.os, "replace", os.replace)
     assert _files(root) == {"k": b"old"}
 
 
-def test_stale_temporary_files_are_not_keys(root: Path) -> None:
+def test_stale_temporary_files_are_not_keys(root: Path, fence: str) -> None:
     (root / "a").mkdir()
     (root / (TEMP_PREFIX + "dead")).write_bytes(b"partial")
     (root / "a" / (TEMP_PREFIX + "dead")).write_bytes(b"partial")
@@ -218,7 +223,7 @@ def test_stale_temporary_files_are_not_keys(root: Path) -> None:
     assert list(root.iterdir()) == []
 
 
-def test_write_below_an_existing_key_is_a_store_error(root: Path) -> None:
+def test_write_below_an_existing_key_is_a_store_error(root: Path, fence: str) -> None:
     store = LocalStore(root)
     store.set("a", b"file")
     with pytest.raises(StoreError, match="a/b"):
@@ -226,7 +231,7 @@ def test_write_below_an_existing_key_is_a_store_error(root: Path) -> None:
     assert _files(root) == {"a": b"file"}
 
 
-def test_write_over_a_prefix_is_a_store_error(root: Path) -> None:
+def test_write_over_a_prefix_is_a_store_error(root: Path, fence: str) -> None:
     store = LocalStore(root)
     store.set("a/b", b"v")
     with pytest.raises(StoreError, match="'a'"):
@@ -303,7 +308,7 @@ def test_list_dir_children_probed_by_a_siblings_key_name_are_prefixes_exactly_wh
     assert len(members_listed) <= 1, members_listed
 
 
-def test_fifo_neither_hangs_nor_lists(root: Path, reads: str) -> None:
+def test_fifo_neither_hangs_nor_lists(root: Path, fence: str) -> None:
     os.mkfifo(root / "pipe")
     store = LocalStore(root)
     assert store.get("pipe") is None
@@ -368,9 +373,9 @@ def _openat2_works(tmp_path: Path) -> bool:
 
 
 @pytest.fixture(params=["openat2", "checks"])
-def reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
-    """Run a fence test through each read path: ``openat2`` (where the kernel has it)
-    and the user-space checks it falls back to."""
+def fence(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Run a fence test through each read and write path: ``openat2`` (where the kernel
+    has it) and the user-space checks it falls back to."""
     if request.param == "checks":
         monkeypatch.setattr(local_module, "use_openat2", False)
     elif not (local_module.use_openat2 and _openat2_works(tmp_path)):
@@ -387,12 +392,12 @@ def _no_checked_reads(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_reads_use_openat2_without_path_checks(
-    root: Path, reads: str, monkeypatch: pytest.MonkeyPatch
+    root: Path, fence: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = LocalStore(root)
     store.set("a/k", b"0123456789")
     (root / "d").mkdir()
-    if reads == "openat2":
+    if fence == "openat2":
         _no_checked_reads(monkeypatch)
     assert store.get("a/k") == b"0123456789"
     assert store.get("a/k", ByteRange(2, 3)) == b"234"
@@ -404,7 +409,7 @@ def test_reads_use_openat2_without_path_checks(
     assert store.get_many(keys) == [b"0123456789", None, b"0"] * 3
 
 
-def test_links_that_stay_inside_are_read(root: Path, reads: str) -> None:
+def test_links_that_stay_inside_are_read(root: Path, fence: str) -> None:
     (root / "real").mkdir()
     (root / "real" / "k").write_bytes(b"v")
     (root / "relative").symlink_to("real", target_is_directory=True)
@@ -419,7 +424,7 @@ def test_links_that_stay_inside_are_read(root: Path, reads: str) -> None:
 
 
 def test_relative_links_out_of_the_store_are_refused(
-    root: Path, outside: Path, reads: str
+    root: Path, outside: Path, fence: str
 ) -> None:
     (root / "a").mkdir()
     (root / "a" / "up").symlink_to("../../outside/secret")
@@ -438,7 +443,7 @@ def test_relative_links_out_of_the_store_are_refused(
 
 
 def test_a_root_replaced_is_never_read_through_its_old_descriptor(
-    root: Path, outside: Path, tmp_path: Path, reads: str
+    root: Path, outside: Path, tmp_path: Path, fence: str
 ) -> None:
     store = LocalStore(root)
     store.set("k", b"old")
@@ -488,7 +493,7 @@ def test_a_pickled_store_opens_its_own_root_descriptor(root: Path) -> None:
     assert copy.get("k") == b"v"
 
 
-def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path, reads: str) -> None:
+def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path, fence: str) -> None:
     (root / "link").symlink_to(outside, target_is_directory=True)
     (root / "inside").write_bytes(b"mine")
     store = LocalStore(root)
@@ -515,7 +520,7 @@ def test_symlinked_directory_out_of_store_is_refused(root: Path, outside: Path, 
     assert store.list_dir("") == (["inside"], [])
 
 
-def test_symlinked_file_out_of_store_is_refused(root: Path, outside: Path, reads: str) -> None:
+def test_symlinked_file_out_of_store_is_refused(root: Path, outside: Path, fence: str) -> None:
     (root / "a").mkdir()
     (root / "a" / "leak").symlink_to(outside / "secret")
     store = LocalStore(root)
@@ -553,7 +558,7 @@ def test_erase_prefix_keeps_root(root: Path, tmp_path: Path) -> None:
     assert (tmp_path / "sibling").read_bytes() == b"keep"
 
 
-def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path, reads: str) -> None:
+def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path, fence: str) -> None:
     (root / "real").mkdir()
     (root / "real" / "k").write_bytes(b"v")
     (root / "alias").symlink_to(root / "real", target_is_directory=True)
@@ -565,7 +570,7 @@ def test_symlink_inside_store_is_followed_for_reads_not_deletes(root: Path, read
     assert (root / "real" / "k").read_bytes() == b"v"
 
 
-def test_symlink_to_root_is_refused(root: Path, reads: str) -> None:
+def test_symlink_to_root_is_refused(root: Path, fence: str) -> None:
     (root / "k").write_bytes(b"v")
     (root / "self").symlink_to(root, target_is_directory=True)
     store = LocalStore(root)
@@ -592,7 +597,7 @@ def test_symlink_to_root_is_refused(root: Path, reads: str) -> None:
     ],
 )
 def test_escaping_keys_delete_nothing(
-    root: Path, tmp_path: Path, operation: str, argument: str, reads: str
+    root: Path, tmp_path: Path, operation: str, argument: str, fence: str
 ) -> None:
     (tmp_path / "x").write_bytes(b"outside")
     store = LocalStore(root)
@@ -876,3 +881,157 @@ def test_set_writes_the_bytes_of_any_buffer(root: Path, value: object) -> None:
     assert store.get("a/b") == expected
     assert (root / "a" / "b").read_bytes() == expected
     assert [p.name for p in (root / "a").iterdir()] == ["b"]  # no temporary file left
+
+
+# -- writes through openat2 ------------------------------------------------------------------
+
+
+def test_writes_use_openat2_without_path_checks(
+    root: Path, fence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(root)
+    store.set("a/b/first", b"made the directories")  # absent directories: the checked path
+    if fence == "openat2":
+        def refuse(*args: object) -> None:
+            raise AssertionError("written through the checked path")
+
+        for name in ("_path", "_has_link", "_open_temp"):
+            monkeypatch.setattr(LocalStore, name, refuse)
+        monkeypatch.setattr(local_module.os, "replace", refuse)
+    big = np.arange(3 << 18, dtype="<i4")  # 3 MiB
+    values = {
+        "a/b/k": b"v",
+        "a/b/empty": b"",
+        "a/b/big": big,
+        "a/b/strided": big[::3],  # not contiguous: written as its bytes
+        "top": bytearray(b"at the root"),
+    }
+    for key, value in values.items():
+        store.set(key, value)
+    store.set("a/b/k", b"overwritten")
+    for key, value in values.items():
+        stored = value.tobytes() if isinstance(value, np.ndarray) else bytes(value)
+        expected = b"overwritten" if key == "a/b/k" else stored
+        assert store.get(key) == expected
+    assert not [p for p in root.rglob("*") if p.name.startswith(TEMP_PREFIX)]
+
+
+def test_links_inside_the_store_are_written_through_as_before(root: Path, fence: str) -> None:
+    """A link to a directory inside the root is written through (a relative one in the
+    kernel, an absolute one by the checks); a key that is itself a link is replaced by the
+    value, never written through."""
+    (root / "real").mkdir()
+    (root / "real" / "k").write_bytes(b"old")
+    (root / "relative").symlink_to("real", target_is_directory=True)
+    (root / "absolute").symlink_to(root / "real", target_is_directory=True)
+    (root / "alias").symlink_to("real/k")
+    store = LocalStore(root)
+    store.set("relative/k", b"through relative")
+    assert (root / "real" / "k").read_bytes() == b"through relative"
+    store.set("absolute/j", b"through absolute")
+    assert (root / "real" / "j").read_bytes() == b"through absolute"
+    store.set("alias", b"replaces the link")
+    assert not (root / "alias").is_symlink()
+    assert (root / "alias").read_bytes() == b"replaces the link"
+    assert (root / "real" / "k").read_bytes() == b"through relative"
+
+
+def test_a_write_that_fails_midway_leaves_the_old_value_and_no_temporary_file(
+    root: Path, fence: str
+) -> None:
+    """The file size limit (``RLIMIT_FSIZE``, in a child process) fails the write itself."""
+    import subprocess
+    import sys
+
+    store = LocalStore(root)
+    store.set("a/k", b"old")
+    script = (
+        "import resource, signal, sys\n"
+        "import zarrx.stores.local as local\n"
+        "from zarrx.errors import StoreError\n"
+        "local.use_openat2 = sys.argv[2] == 'openat2'\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    local.LocalStore(sys.argv[1]).set('a/k', b'x' * 5000)\n"
+        "except StoreError as error:\n"
+        "    print(error)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(root), fence],
+                         capture_output=True, text=True, check=True).stdout
+    assert "cannot write key 'a/k'" in out
+    assert "File too large" in out
+    assert _files(root) == {"a/k": b"old"}
+
+
+@pytest.mark.parametrize("replace_by", ["exchange", "rename"])
+def test_concurrent_writers_of_one_key_leave_one_whole_value(
+    root: Path, fence: str, replace_by: str
+) -> None:
+    """Writers replacing one key while a reader reads it: the reader meets one whole value
+    every time, by either way of replacing a file (swap, or rename where there is none)."""
+    from zarrx._core.files import _use_exchange
+
+    store = LocalStore(root)
+    values = [bytes([i]) * (1000 * (i + 1)) for i in range(8)]
+    store.set("d/k", values[0])
+    seen: list[bytes | None] = []
+    stop = threading.Event()
+
+    def write(value: bytes) -> None:
+        for _ in range(30):
+            store.set("d/k", value)
+
+    def read() -> None:
+        while not stop.is_set():
+            seen.append(store.get("d/k"))
+
+    _use_exchange(replace_by == "exchange")
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(write, values))
+    finally:
+        stop.set()
+        reader.join()
+        _use_exchange(True)
+    assert store.get("d/k") in values
+    assert seen
+    assert all(value in values for value in seen)  # never a part, never absent
+    assert _files(root) == {"d/k": store.get("d/k")}  # no temporary file left
+
+
+def test_a_kernel_without_openat2_writes_through_the_checks(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    monkeypatch.setattr(local_module, "use_openat2", True)
+    monkeypatch.setattr(local_module, "write_beneath",
+                        lambda *args: (local_module.WRITE_DIRECTORY, errno.ENOSYS))
+    (root / "d").mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    store = LocalStore(root)
+    store.set("d/k", b"v")
+    assert local_module.use_openat2 is False
+    assert (root / "d" / "k").read_bytes() == b"v"
+    with pytest.raises(InvalidKeyError):
+        store.set("link/secret", b"overwritten")
+    assert (outside / "secret").read_bytes() == b"precious"
+
+
+def test_temporary_names_differ_in_a_forked_child(root: Path) -> None:
+    parent = local_module._temp_name()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its first name
+        os.write(write, local_module._temp_name().encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 200).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert parent.startswith(TEMP_PREFIX)
+    assert child.startswith(TEMP_PREFIX)
+    assert parent.rsplit("-", 1)[0] != child.rsplit("-", 1)[0]

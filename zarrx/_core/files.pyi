@@ -1,11 +1,28 @@
-"""Reading a file below a directory without leaving it (``openat2`` with
+"""Reading and writing a file below a directory without leaving it (``openat2`` with
 ``RESOLVE_BENEATH``; ``ENOSYS`` where the kernel or platform lacks it).
 
 What each function takes, checks and guarantees: ``zarrx/_core/README.md``.
 """
+
+from typing_extensions import Buffer
 
 def open_beneath(dirfd: int, path: bytes) -> int:
     """A new read-only file descriptor of ``path`` resolved strictly beneath ``dirfd``."""
 
 def read_beneath(dirfd: int, path: bytes) -> bytes | None:
     """The whole regular file ``path`` below ``dirfd``; ``None`` if absent or not regular."""
+
+WRITE_DIRECTORY: int
+WRITE_LINK: int
+WRITE_TEMP: int
+WRITE_DATA: int
+WRITE_RENAME: int
+
+def write_beneath(
+    dirfd: int, directory: bytes, name: bytes, temp: bytes, data: Buffer
+) -> tuple[int, int]:
+    """Write ``data`` atomically as ``directory/name`` below ``dirfd`` through ``temp``;
+    ``(0, 0)`` or the failed step and its errno."""
+
+def _use_exchange(on: bool) -> bool:
+    """Testing hook: swap out a replaced file (else rename over it); tests only."""

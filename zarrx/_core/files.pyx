@@ -1,4 +1,5 @@
-"""Reading a file below a directory without leaving it, in one system call for the check.
+"""Reading and writing a file below a directory without leaving it, in one system call
+for the check.
 
 Why it exists: a file store must never follow a key out of its root (through a symbolic
 link or ``..``). Proving that from user space costs an ``lstat`` per path component and a
@@ -6,7 +7,10 @@ link or ``..``). Proving that from user space costs an ``lstat`` per path compon
 the open itself: ``openat2(2)`` with ``RESOLVE_BENEATH`` fails with ``EXDEV`` instead of
 resolving a path, link or ``..`` that leaves the directory, and ``RESOLVE_NO_MAGICLINKS``
 refuses ``/proc``-style links. This module wraps that call, and a whole-file read behind it
-that holds no GIL, for :mod:`zarrx.stores.local`. Where the kernel or C library lacks
+that holds no GIL, for :mod:`zarrx.stores.local`; and an atomic write (a temporary file
+beside the target, renamed over it) in one call without the GIL, below a directory opened
+the same way, so a write costs neither an ``lstat`` per component nor a GIL hand-off per
+system call. Where the kernel or C library lacks
 ``openat2`` every call fails with ``ENOSYS`` and the caller uses its own checks.
 What each function takes, checks and guarantees: ``zarrx/_core/README.md``.
 """
@@ -31,6 +35,13 @@ cdef extern from *:
         (void)fd; (void)buffer; (void)count; errno = ENOSYS; return -1;
     }
     static int zarrx_close(int fd) { (void)fd; return 0; }
+    static int zarrx_set_exchange(int on) { (void)on; return 0; }
+    static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
+                                   const char *temp, const char *data, long long size,
+                                   int *error) {
+        (void)rootfd; (void)dir; (void)name; (void)temp; (void)data; (void)size;
+        *error = ENOSYS; return 1;
+    }
     #else
     #include <fcntl.h>
     #include <stdint.h>
@@ -42,12 +53,19 @@ cdef extern from *:
     #ifndef SYS_openat2
     #define SYS_openat2 437  /* the same number on every architecture since Linux 5.6 */
     #endif
+    #ifndef RENAME_EXCHANGE
+    #define RENAME_EXCHANGE (1 << 1)
+    #endif
     #endif
     #ifndef O_CLOEXEC
     #define O_CLOEXEC 0
     #endif
 
     struct zarrx_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
+
+    /* Whether a write swaps out the file it replaces (else renames over it). */
+    static int zarrx_exchange = 1;
+    static int zarrx_set_exchange(int on) { zarrx_exchange = on; return on; }
 
     /* A file below dirfd opened read-only, or -errno. O_NONBLOCK: a FIFO planted in the
        store must not hang the open. */
@@ -82,12 +100,102 @@ cdef extern from *:
     }
 
     static int zarrx_close(int fd) { return close(fd); }
+
+    /* The directory dir below rootfd (O_PATH), resolved as zarrx_open_beneath resolves. */
+    static int zarrx_open_dir_beneath(int rootfd, const char *dir) {
+    #if defined(__linux__)
+        struct zarrx_open_how how;
+        long fd;
+        memset(&how, 0, sizeof(how));
+        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+        how.resolve = 0x08 /* RESOLVE_BENEATH */ | 0x02 /* RESOLVE_NO_MAGICLINKS */;
+        do {
+            fd = syscall(SYS_openat2, rootfd, dir, &how, sizeof(how));
+        } while (fd < 0 && errno == EINTR);
+        return fd < 0 ? -errno : (int)fd;
+    #else
+        (void)rootfd; (void)dir;
+        return -ENOSYS;
+    #endif
+    }
+
+    /* Write data as the file name in the directory dir below rootfd ("" for rootfd
+       itself), atomically: the temporary file temp is created beside it (O_EXCL), written
+       whole, closed and put in name's place. A regular file already there is swapped out
+       (renameat2 RENAME_EXCHANGE: name holds the old file or the new one at every instant)
+       and then unlinked; a rename over it would also be atomic, but ext4 then starts the
+       new file's writeback in the caller (auto_da_alloc), which the swap leaves to the
+       kernel's flusher. Returns 0 once in place, else the step that failed (1 the
+       directory, 2 name is a symbolic link or cannot be examined, 3 the temporary file,
+       4 its write or close, 5 the rename) with its errno in *error; the temporary file
+       never outlives a failure. */
+    #if defined(__linux__)
+    static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
+                                   const char *temp, const char *data, long long size,
+                                   int *error) {
+        struct stat info;
+        long long done = 0, wrote;
+        int dirfd = rootfd, fd, step = 0, replaces = 0;
+        *error = 0;
+        if (dir[0]) {
+            dirfd = zarrx_open_dir_beneath(rootfd, dir);
+            if (dirfd < 0) { *error = -dirfd; return 1; }
+        }
+        if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (S_ISLNK(info.st_mode)) { step = 2; goto done; }
+            replaces = S_ISREG(info.st_mode);
+        } else if (errno != ENOENT) {
+            *error = errno; step = 2; goto done;
+        }
+        do {
+            fd = openat(dirfd, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) { *error = errno; step = 3; goto done; }
+        while (done < size) {
+            /* At most 1 GiB a call: what Linux writes at once anyway. */
+            wrote = size - done < (1LL << 30) ? size - done : (1LL << 30);
+            wrote = (long long)write(fd, data + done, (size_t)wrote);
+            if (wrote > 0) done += wrote;
+            else if (wrote == 0) { *error = EIO; break; }
+            else if (errno != EINTR) { *error = errno; break; }
+        }
+        if (close(fd) != 0 && !*error && errno != EINTR) *error = errno;
+        if (*error) { step = 4; unlinkat(dirfd, temp, 0); goto done; }
+        if (replaces && zarrx_exchange
+                && syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0) {
+            /* temp now names the old file: removing it is all that is left. */
+            if (unlinkat(dirfd, temp, 0) == 0 || errno == ENOENT) goto done;
+            /* What was swapped out is no file (a directory made meanwhile): swap back. */
+            *error = errno; step = 5;
+            if (syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0)
+                unlinkat(dirfd, temp, 0);
+            goto done;
+        }
+        /* Nothing to replace, or no RENAME_EXCHANGE here (EINVAL on NFS, ...). */
+        if (renameat(dirfd, temp, dirfd, name) != 0) {
+            *error = errno; step = 5; unlinkat(dirfd, temp, 0);
+        }
+    done:
+        if (dirfd != rootfd) close(dirfd);
+        return step;
+    }
+    #else
+    static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
+                                   const char *temp, const char *data, long long size,
+                                   int *error) {
+        (void)rootfd; (void)dir; (void)name; (void)temp; (void)data; (void)size;
+        *error = ENOSYS; return 1;
+    }
+    #endif
     #endif
     """
     int zarrx_open_beneath(int dirfd, const char* path) nogil
     int zarrx_regular_size(int fd, long long* size) nogil
     long long zarrx_read(int fd, char* buffer, long long count) nogil
     int zarrx_close(int fd) nogil
+    int zarrx_set_exchange(int on)
+    int zarrx_write_beneath(int rootfd, const char* dir, const char* name, const char* temp,
+                            const char* data, long long size, int* error) nogil
 
 
 cdef int _open(int dirfd, bytes path) except? -1:
@@ -171,3 +279,43 @@ cdef object _read_all(int fd, Py_ssize_t size, bytes path):
         if not part:
             return b"".join(rest)
         rest.append(part)
+
+
+#: The steps :func:`write_beneath` reports a failure of.
+WRITE_DIRECTORY = 1
+WRITE_LINK = 2
+WRITE_TEMP = 3
+WRITE_DATA = 4
+WRITE_RENAME = 5
+
+
+def write_beneath(int dirfd, bytes directory, bytes name, bytes temp,
+                  const unsigned char[::1] data not None):
+    """Write ``data`` atomically as the file ``name`` in ``directory`` below ``dirfd``
+    (``b""``: ``dirfd`` itself): through the temporary file ``temp`` beside it, renamed
+    over ``name``. Returns ``(0, 0)`` once written, else ``(step, errno)`` of the step that
+    failed (``WRITE_*``); a failure leaves no temporary file and ``name`` as it was."""
+    for part in (directory, name, temp):
+        if b"\0" in part:
+            raise ValueError(f"write_beneath: a path contains a NUL byte: {part!r}")
+    if not name or b"/" in name or not temp or b"/" in temp:
+        raise ValueError(f"write_beneath: {name!r} and {temp!r} must be single names")
+    cdef const char* c_dir = directory
+    cdef const char* c_name = name
+    cdef const char* c_temp = temp
+    cdef const char* c_data = c_name  # any valid address: nothing is read when empty
+    cdef long long size = data.shape[0]
+    if size:
+        c_data = <const char*>&data[0]
+    cdef int error = 0
+    cdef int step
+    with nogil:
+        step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, c_data, size, &error)
+    return step, error
+
+
+def _use_exchange(bint on):
+    """Testing hook: whether :func:`write_beneath` swaps out a file it replaces (else it
+    renames over it, as where ``RENAME_EXCHANGE`` is missing). Returns the new setting.
+    Not thread-safe; tests only."""
+    return bool(zarrx_set_exchange(on))

@@ -235,7 +235,8 @@ class PreparedChain:
                 copy_strided(chunk, laid_out, swap_unit(chunk.dtype) or swap_unit(image))
             else:
                 np.copyto(laid_out, chunk)
-            return self._compress(self.array_bytes.encode(laid_out, self.bytes_spec))
+            # ``memory`` is the stored image itself (what ``bytes`` would return of it).
+            return self._compress(memory)
 
     def _compress(self, data: Any) -> Any:
         for codec, _ in self.bytes_bytes:

@@ -35,7 +35,7 @@ import numpy as np
 from zarrx import config
 from zarrx.abc.store import ByteRange, Part, Snapshot, Stored
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.update import background_puts, covers, new_chunk
+from zarrx.engine.update import background_puts, covers, encode_chunk, new_chunk
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import in_worker, run_all
 from zarrx.runtime.place import place_each
@@ -364,16 +364,18 @@ def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
     return p.complete and covers(p, shards.chunk_shape)
 
 
-def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart
-                    ) -> dict[Coords, Any]:
-    """The inner chunks of ``part`` the value covers, encoded (``None``: fill value)."""
+def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart,
+                    every: bool = False) -> dict[Coords, Any]:
+    """The inner chunks of ``part`` the value covers (``every``: all of them, as the caller
+    knows), encoded (``None``: fill value)."""
     encoded: dict[Coords, Any] = {}
     value = part.target(value)
+    chain, elements = shards.inner, shards.elements
 
     def encode(p: ChunkProjection) -> None:
-        encoded[p.coords] = new_chunk(shards.inner, shards.elements, value, p, None, False, "")
+        encoded[p.coords] = encode_chunk(chain, elements, False, value[p.out_selection])
 
-    run_all(encode, [p for p in part.items if _covered(shards, p)])
+    run_all(encode, part.items if every else [p for p in part.items if _covered(shards, p)])
     return encoded
 
 
@@ -386,7 +388,7 @@ def _write_whole(
     part: ShardPart,
 ) -> None:
     """A shard the write covers: encoded and written, nothing read."""
-    shard = _shard_bytes(shards, _encode_covered(shards, value, part), write_empty)
+    shard = _shard_bytes(shards, _encode_covered(shards, value, part, every=True), write_empty)
     if shard is None:
         cs.store.erase(part.key)
     else:

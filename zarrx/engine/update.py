@@ -68,22 +68,24 @@ def new_chunk(
     spec = chain.spec
     if existing is None and covers(p, spec.shape):
         # The new value is the whole chunk: encode it where it lies.
-        return _encode(chain, elements, write_empty, value[p.out_selection])
+        return encode_chunk(chain, elements, write_empty, value[p.out_selection])
     if elements.variable:
         chunk = np.empty(spec.shape, dtype=spec.dtype)
         _build(chain, elements, value, p, existing, chunk, name)
-        return _encode(chain, elements, write_empty, chunk)
+        return encode_chunk(chain, elements, write_empty, chunk)
     with scratch(spec.nbytes) as memory:
         chunk = memory.view(spec.dtype).reshape(spec.shape)
         _build(chain, elements, value, p, existing, chunk, name)
-        encoded = _encode(chain, elements, write_empty, chunk)
+        encoded = encode_chunk(chain, elements, write_empty, chunk)
         if encoded is not None and np.may_share_memory(np.frombuffer(encoded, "u1"), memory):
             encoded = bytes(encoded)  # the bytes codec alone returns a view
     return encoded
 
 
-def _encode(chain: PreparedChain, elements: Elements, write_empty: bool,
-            chunk: np.ndarray) -> Any:
+def encode_chunk(chain: PreparedChain, elements: Elements, write_empty: bool,
+                 chunk: np.ndarray) -> Any:
+    """The stored bytes of the whole chunk ``chunk`` (any strides), or ``None`` when it is
+    all fill value and ``write_empty`` is false."""
     if not write_empty and elements.is_fill(chunk):
         return None
     return chain.encode(chunk)

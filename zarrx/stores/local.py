@@ -20,7 +20,12 @@ never read through a stale descriptor.
 
 Writes are atomic: the value goes to a temporary file in the target directory, named
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
-then renamed over the target with :func:`os.replace`.
+then put in its place. Where reads use ``openat2``, so do writes, in one call without the
+GIL (:func:`zarrx._core.files.write_beneath`: the key's directory opened beneath the root's
+descriptor, the old file swapped out with ``RENAME_EXCHANGE`` and unlinked, which spares
+the renaming thread ext4's ``auto_da_alloc`` writeback); an absent directory, a key that
+is a link, or anything the kernel refuses goes through :meth:`LocalStore._path` and
+:func:`os.replace` as before. Neither way is durable across a crash without ``fsync``.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
 "lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
@@ -36,6 +41,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
+import itertools
 import os
 import stat
 import sys
@@ -43,7 +49,14 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zarrx._core.files import open_beneath, read_beneath
+from zarrx._core.files import (
+    WRITE_DIRECTORY,
+    WRITE_LINK,
+    WRITE_TEMP,
+    open_beneath,
+    read_beneath,
+    write_beneath,
+)
 from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
@@ -150,6 +163,25 @@ def _write_all(fd: int, view: memoryview) -> None:
         if not written:
             raise OSError(errno.EIO, "the file system accepted no more bytes")
         done += written
+
+
+def _new_temp_names() -> None:
+    """This process's temporary file names: a random token and a counter (a new token in a
+    forked child). ``O_EXCL`` makes a clash an error to retry, never a shared file."""
+    global _temp_token, _temp_counter
+    _temp_token = TEMP_PREFIX + os.urandom(6).hex()
+    _temp_counter = itertools.count()
+
+
+_temp_token: str
+_temp_counter: Iterator[int]
+_new_temp_names()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_temp_names)
+
+
+def _temp_name() -> str:
+    return f"{_temp_token}-{next(_temp_counter):x}"
 
 
 def _name_max(root: str) -> int:
@@ -355,9 +387,14 @@ class LocalStore(Store):
 
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self._check_writable(key)
-        self.check_keys((key,))
-        path = self._path(key)
+        validate_key(key)
+        if len(key) > self._name_max // 4:  # else no name in it can be too long
+            self.check_keys((key,))
         view = _byte_view(value)  # TypeError for str, int ... before touching the disk
+        dirfd = self._beneath_fd()
+        if dirfd is not None and self._set_beneath(dirfd, key, view):
+            return
+        path = self._path(key)
         directory = os.path.dirname(path)
         try:
             fd, tmp = self._open_temp(directory)
@@ -375,6 +412,27 @@ class LocalStore(Store):
             if isinstance(error, OSError):
                 raise StoreError(f"cannot write key {key!r} to {path!r}: {error}") from error
             raise
+
+    def _set_beneath(self, dirfd: int, key: str, view: memoryview) -> bool:
+        """Write a validated key through ``write_beneath``; ``False`` (nothing written)
+        when the checked path must decide: an absent directory (made there), a link, ..."""
+        global use_openat2
+        bdir, _, bname = os.fsencode(key).rpartition(b"/")
+        for _ in range(8):  # a temporary name taken meanwhile: try another
+            step, code = write_beneath(dirfd, bdir, bname, os.fsencode(_temp_name()), view)
+            if not step:
+                return True
+            if step == WRITE_TEMP and code == errno.EEXIST:
+                continue
+            if step == WRITE_DIRECTORY and code in _OPENAT2_UNSUPPORTED:
+                use_openat2 = False
+                return False
+            if step in (WRITE_DIRECTORY, WRITE_LINK) or code in (errno.ENOENT, errno.ENOTDIR):
+                return False  # absent (made there), a link, or removed meanwhile: let it decide
+            at = f"under {self._root!r}" if step == WRITE_TEMP else f"to {self._root_sep + key!r}"
+            error = OSError(code, os.strerror(code))
+            raise StoreError(f"cannot write key {key!r} {at}: {error}") from error
+        return False
 
     @staticmethod
     def _open_temp(directory: str) -> tuple[int, str]:
