@@ -16,7 +16,6 @@ from zarrx._core.files import (
     WRITE_LINK,
     WRITE_RENAME,
     WRITE_TEMP,
-    _use_exchange,
     open_beneath,
     read_beneath,
     write_beneath,
@@ -110,20 +109,11 @@ def test_bad_arguments(root: tuple[int, Path]) -> None:
 
 
 # -- write_beneath --------------------------------------------------------------------------
-@pytest.fixture(params=["exchange", "rename"])
-def replace_by(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Replace a file by swapping it out (``RENAME_EXCHANGE``), and by renaming over it
-    (what a file system without the swap gets)."""
-    _use_exchange(request.param == "exchange")
-    yield str(request.param)
-    _use_exchange(True)
-
-
 def _temps(path: Path) -> list[Path]:
     return [p for p in path.rglob("*") if p.name.startswith("tmp-")]
 
 
-def test_writes_files_below_atomically(root: tuple[int, Path], replace_by: str) -> None:
+def test_writes_files_below_atomically(root: tuple[int, Path]) -> None:
     fd, path = root
     (path / "a" / "b").mkdir(parents=True)
     big = os.urandom(3 << 20)
@@ -137,7 +127,7 @@ def test_writes_files_below_atomically(root: tuple[int, Path], replace_by: str) 
 
 
 def test_write_failures_name_their_step_and_leave_nothing(
-    root: tuple[int, Path], tmp_path: Path, replace_by: str
+    root: tuple[int, Path], tmp_path: Path
 ) -> None:
     fd, path = root
     (path / "d").mkdir()

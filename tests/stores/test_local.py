@@ -964,14 +964,9 @@ def test_a_write_that_fails_midway_leaves_the_old_value_and_no_temporary_file(
     assert _files(root) == {"a/k": b"old"}
 
 
-@pytest.mark.parametrize("replace_by", ["exchange", "rename"])
-def test_concurrent_writers_of_one_key_leave_one_whole_value(
-    root: Path, fence: str, replace_by: str
-) -> None:
+def test_concurrent_writers_of_one_key_leave_one_whole_value(root: Path, fence: str) -> None:
     """Writers replacing one key while a reader reads it: the reader meets one whole value
-    every time, by either way of replacing a file (swap, or rename where there is none)."""
-    from zarrx._core.files import _use_exchange
-
+    every time."""
     store = LocalStore(root)
     values = [bytes([i]) * (1000 * (i + 1)) for i in range(8)]
     store.set("d/k", values[0])
@@ -986,7 +981,6 @@ def test_concurrent_writers_of_one_key_leave_one_whole_value(
         while not stop.is_set():
             seen.append(store.get("d/k"))
 
-    _use_exchange(replace_by == "exchange")
     reader = threading.Thread(target=read)
     reader.start()
     try:
@@ -995,7 +989,6 @@ def test_concurrent_writers_of_one_key_leave_one_whole_value(
     finally:
         stop.set()
         reader.join()
-        _use_exchange(True)
     assert store.get("d/k") in values
     assert seen
     assert all(value in values for value in seen)  # never a part, never absent

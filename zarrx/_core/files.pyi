@@ -23,6 +23,3 @@ def write_beneath(
 ) -> tuple[int, int]:
     """Write ``data`` atomically as ``directory/name`` below ``dirfd`` through ``temp``;
     ``(0, 0)`` or the failed step and its errno."""
-
-def _use_exchange(on: bool) -> bool:
-    """Testing hook: swap out a replaced file (else rename over it); tests only."""

@@ -35,7 +35,6 @@ cdef extern from *:
         (void)fd; (void)buffer; (void)count; errno = ENOSYS; return -1;
     }
     static int zarrx_close(int fd) { (void)fd; return 0; }
-    static int zarrx_set_exchange(int on) { (void)on; return 0; }
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
                                    const char *temp, const char *data, long long size,
                                    int *error) {
@@ -53,19 +52,12 @@ cdef extern from *:
     #ifndef SYS_openat2
     #define SYS_openat2 437  /* the same number on every architecture since Linux 5.6 */
     #endif
-    #ifndef RENAME_EXCHANGE
-    #define RENAME_EXCHANGE (1 << 1)
-    #endif
     #endif
     #ifndef O_CLOEXEC
     #define O_CLOEXEC 0
     #endif
 
     struct zarrx_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
-
-    /* Whether a write swaps out the file it replaces (else renames over it). */
-    static int zarrx_exchange = 1;
-    static int zarrx_set_exchange(int on) { zarrx_exchange = on; return on; }
 
     /* A file below dirfd opened read-only, or -errno. O_NONBLOCK: a FIFO planted in the
        store must not hang the open. */
@@ -121,21 +113,20 @@ cdef extern from *:
 
     /* Write data as the file name in the directory dir below rootfd ("" for rootfd
        itself), atomically: the temporary file temp is created beside it (O_EXCL), written
-       whole, closed and put in name's place. A regular file already there is swapped out
-       (renameat2 RENAME_EXCHANGE: name holds the old file or the new one at every instant)
-       and then unlinked; a rename over it would also be atomic, but ext4 then starts the
-       new file's writeback in the caller (auto_da_alloc), which the swap leaves to the
-       kernel's flusher. Returns 0 once in place, else the step that failed (1 the
-       directory, 2 name is a symbolic link or cannot be examined, 3 the temporary file,
-       4 its write or close, 5 the rename) with its errno in *error; the temporary file
-       never outlives a failure. */
+       whole, closed and renamed over name. Only a rename over the old file, never a swap
+       (renameat2 RENAME_EXCHANGE) and an unlink, although ext4 then starts the new file's
+       writeback in the caller (auto_da_alloc): that is what keeps a crash before the
+       writeback from leaving name empty, losing the old value with the new one. Returns
+       0 once in place, else the step that failed (1 the directory, 2 name is a symbolic
+       link or cannot be examined, 3 the temporary file, 4 its write or close, 5 the
+       rename) with its errno in *error; the temporary file never outlives a failure. */
     #if defined(__linux__)
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
                                    const char *temp, const char *data, long long size,
                                    int *error) {
         struct stat info;
         long long done = 0, wrote;
-        int dirfd = rootfd, fd, step = 0, replaces = 0;
+        int dirfd = rootfd, fd, step = 0;
         *error = 0;
         if (dir[0]) {
             dirfd = zarrx_open_dir_beneath(rootfd, dir);
@@ -143,7 +134,6 @@ cdef extern from *:
         }
         if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
             if (S_ISLNK(info.st_mode)) { step = 2; goto done; }
-            replaces = S_ISREG(info.st_mode);
         } else if (errno != ENOENT) {
             *error = errno; step = 2; goto done;
         }
@@ -161,17 +151,6 @@ cdef extern from *:
         }
         if (close(fd) != 0 && !*error && errno != EINTR) *error = errno;
         if (*error) { step = 4; unlinkat(dirfd, temp, 0); goto done; }
-        if (replaces && zarrx_exchange
-                && syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0) {
-            /* temp now names the old file: removing it is all that is left. */
-            if (unlinkat(dirfd, temp, 0) == 0 || errno == ENOENT) goto done;
-            /* What was swapped out is no file (a directory made meanwhile): swap back. */
-            *error = errno; step = 5;
-            if (syscall(SYS_renameat2, dirfd, temp, dirfd, name, RENAME_EXCHANGE) == 0)
-                unlinkat(dirfd, temp, 0);
-            goto done;
-        }
-        /* Nothing to replace, or no RENAME_EXCHANGE here (EINVAL on NFS, ...). */
         if (renameat(dirfd, temp, dirfd, name) != 0) {
             *error = errno; step = 5; unlinkat(dirfd, temp, 0);
         }
@@ -193,7 +172,6 @@ cdef extern from *:
     int zarrx_regular_size(int fd, long long* size) nogil
     long long zarrx_read(int fd, char* buffer, long long count) nogil
     int zarrx_close(int fd) nogil
-    int zarrx_set_exchange(int on)
     int zarrx_write_beneath(int rootfd, const char* dir, const char* name, const char* temp,
                             const char* data, long long size, int* error) nogil
 
@@ -312,10 +290,3 @@ def write_beneath(int dirfd, bytes directory, bytes name, bytes temp,
     with nogil:
         step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, c_data, size, &error)
     return step, error
-
-
-def _use_exchange(bint on):
-    """Testing hook: whether :func:`write_beneath` swaps out a file it replaces (else it
-    renames over it, as where ``RENAME_EXCHANGE`` is missing). Returns the new setting.
-    Not thread-safe; tests only."""
-    return bool(zarrx_set_exchange(on))

@@ -22,8 +22,9 @@ Writes are atomic: the value goes to a temporary file in the target directory, n
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
 then put in its place. Where reads use ``openat2``, so do writes, in one call without the
 GIL (:func:`zarrx._core.files.write_beneath`: the key's directory opened beneath the root's
-descriptor, the old file swapped out with ``RENAME_EXCHANGE`` and unlinked, which spares
-the renaming thread ext4's ``auto_da_alloc`` writeback); an absent directory, a key that
+descriptor, the temporary file renamed over the key: a rename, not a swap, so that ext4's
+``auto_da_alloc`` writes the new file before a crash could leave the key empty); an
+absent directory, a key that
 is a link, or anything the kernel refuses goes through :meth:`LocalStore._path` and
 :func:`os.replace` as before. Neither way is durable across a crash without ``fsync``.
 
