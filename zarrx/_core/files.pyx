@@ -56,26 +56,35 @@ cdef extern from *:
     #ifndef O_CLOEXEC
     #define O_CLOEXEC 0
     #endif
+    #ifndef O_PATH
+    #define O_PATH 0  /* Linux only; elsewhere nothing is opened (ENOSYS) */
+    #endif
 
     struct zarrx_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
 
-    /* A file below dirfd opened read-only, or -errno. O_NONBLOCK: a FIFO planted in the
-       store must not hang the open. */
-    static int zarrx_open_beneath(int dirfd, const char *path) {
+    /* path below dirfd opened with flags, resolved with RESOLVE_BENEATH and
+       RESOLVE_NO_MAGICLINKS (never above dirfd, never through /proc links), or -errno. */
+    static int zarrx_openat2_beneath(int dirfd, const char *path, uint64_t flags) {
     #if defined(__linux__)
         struct zarrx_open_how how;
         long fd;
         memset(&how, 0, sizeof(how));
-        how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+        how.flags = flags;
         how.resolve = 0x08 /* RESOLVE_BENEATH */ | 0x02 /* RESOLVE_NO_MAGICLINKS */;
         do {
             fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
         } while (fd < 0 && errno == EINTR);
         return fd < 0 ? -errno : (int)fd;
     #else
-        (void)dirfd; (void)path;
+        (void)dirfd; (void)path; (void)flags;
         return -ENOSYS;
     #endif
+    }
+
+    /* A file below dirfd opened read-only, or -errno. O_NONBLOCK: a FIFO planted in the
+       store must not hang the open. */
+    static int zarrx_open_beneath(int dirfd, const char *path) {
+        return zarrx_openat2_beneath(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     }
 
     /* 1 if fd is a regular file (its size in *size), 0 if not, -errno on failure. */
@@ -95,20 +104,7 @@ cdef extern from *:
 
     /* The directory dir below rootfd (O_PATH), resolved as zarrx_open_beneath resolves. */
     static int zarrx_open_dir_beneath(int rootfd, const char *dir) {
-    #if defined(__linux__)
-        struct zarrx_open_how how;
-        long fd;
-        memset(&how, 0, sizeof(how));
-        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-        how.resolve = 0x08 /* RESOLVE_BENEATH */ | 0x02 /* RESOLVE_NO_MAGICLINKS */;
-        do {
-            fd = syscall(SYS_openat2, rootfd, dir, &how, sizeof(how));
-        } while (fd < 0 && errno == EINTR);
-        return fd < 0 ? -errno : (int)fd;
-    #else
-        (void)rootfd; (void)dir;
-        return -ENOSYS;
-    #endif
+        return zarrx_openat2_beneath(rootfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
 
     /* Write data as the file name in the directory dir below rootfd ("" for rootfd
