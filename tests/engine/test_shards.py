@@ -19,7 +19,12 @@ import zarrx
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.storage import LocalStore, MemoryStore
-from zarrx.testing.selections import assigned_values, numpy_indices, orthogonal_indices
+from zarrx.testing.selections import (
+    assigned_values,
+    numpy_indices,
+    orthogonal_indices,
+    outer_selection,
+)
 
 EMPTY = 2**64 - 1
 
@@ -242,8 +247,8 @@ def test_reads_and_writes_of_sharded_arrays_match_numpy(
     for _ in range(data.draw(st.integers(1, 3))):
         if data.draw(st.booleans()):
             idx = data.draw(orthogonal_indices(x.shape))
-            np.testing.assert_array_equal(a.oindex[idx], _ix(x, idx))
-            shape = _ix(x, idx).shape
+            np.testing.assert_array_equal(a.oindex[idx], outer_selection(x, idx))
+            shape = outer_selection(x, idx).shape
             start = data.draw(st.integers(-3, 3))  # 0: fill values, written as such
             value = (np.arange(start, start + int(np.prod(shape))) % 5).astype(x.dtype)
             value = value.reshape(shape)
@@ -272,19 +277,6 @@ def test_reads_and_writes_of_sharded_arrays_match_numpy(
         np.testing.assert_array_equal(a[...], x)
 
 
-def _ix(x: np.ndarray, sel: tuple[Any, ...]) -> np.ndarray:
-    """NumPy's outer selection: one axis at a time (ints drop their axis)."""
-    out = x
-    axis = 0
-    for item in sel:
-        index = [slice(None)] * out.ndim
-        index[axis] = item
-        out = out[tuple(index)]
-        if not isinstance(item, int | np.integer):
-            axis += 1
-    return out
-
-
 def _oindex_assign(x: np.ndarray, sel: tuple[Any, ...], value: Any) -> None:
     """``x.oindex[sel] = value`` in NumPy: through the open mesh of the axes' indices."""
     axes = []
@@ -295,7 +287,7 @@ def _oindex_assign(x: np.ndarray, sel: tuple[Any, ...], value: Any) -> None:
             axes.append(np.arange(n)[item])
     mesh = np.ix_(*axes)
     shape = tuple(len(ix) for ix in axes)
-    result_shape = _ix(x, sel).shape
+    result_shape = outer_selection(x, sel).shape
     x[mesh] = np.broadcast_to(np.asarray(value, dtype=x.dtype), result_shape).reshape(shape)
 
 

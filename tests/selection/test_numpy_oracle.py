@@ -17,7 +17,12 @@ from hypothesis import strategies as st
 import zarrx
 from zarrx.errors import ZarrxError
 from zarrx.storage import MemoryStore
-from zarrx.testing.selections import assigned_values, numpy_indices, orthogonal_indices
+from zarrx.testing.selections import (
+    assigned_values,
+    numpy_indices,
+    orthogonal_indices,
+    outer_selection,
+)
 
 DTYPES = ["int32", "uint8", "float32", ">f8", ">i4", "<i2", "bool", "complex64"]
 FORMATS = ["v3", "sharded", "v2", "draft"]
@@ -123,15 +128,7 @@ def test_writes_match_numpy(data):
 def test_oindex_matches_numpy_ix(data):
     x, a, _ = data.draw(stored_arrays(max_ndim=3))
     sel = data.draw(orthogonal_indices(x.shape))
-    expected = x
-    # The outer product, one axis at a time (ints drop their axis).
-    axis = 0
-    for item in sel:
-        index = [slice(None)] * expected.ndim
-        index[axis] = item
-        expected = expected[tuple(index)]
-        if not isinstance(item, int):
-            axis += 1
+    expected = outer_selection(x, sel)
     got = a.oindex[sel]
     assert np.shape(got) == np.shape(expected)
     np.testing.assert_array_equal(got, expected)

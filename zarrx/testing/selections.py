@@ -182,3 +182,17 @@ def assigned_values(draw: Any, shape: tuple[int, ...], dtype: np.dtype, wild: bo
     with np.errstate(all="ignore"):
         arr = values.astype(vdtype).reshape(vshape)
     return arr.tolist() if kind == "list" else arr
+
+
+def outer_selection(x: np.ndarray, sel: tuple[Any, ...]) -> np.ndarray:
+    """NumPy's answer to ``oindex[sel]``: the outer product of the axes' selections, taken
+    one axis at a time (an int drops its axis)."""
+    out = x
+    axis = 0
+    for item in sel:
+        index: list[Any] = [slice(None)] * out.ndim
+        index[axis] = item
+        out = out[tuple(index)]
+        if not isinstance(item, int | np.integer):
+            axis += 1
+    return out
