@@ -125,7 +125,7 @@ cnp.import_array()
 cdef enum:
     MAXDIMS = 64          # NPY_MAXDIMS on NumPy 2
     MAXTYPE = 255         # the largest type size a Blosc 1 header records
-    AHEAD = 4             # rows read ahead: a view's rows lie apart, each a fresh miss
+    AHEAD = 8             # rows read ahead: a view's rows lie apart, each a fresh miss
     AHEAD_BYTES = 4096    # rows longer than this stream well enough without the hint
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
 
