@@ -133,3 +133,20 @@ def test_incompressible_chunk_falls_back_to_a_plain_copy_of_the_image() -> None:
     encoded = chain.encode(chunk)
     assert encoded == reference(np.ascontiguousarray(chunk), codec)
     assert encoded[2] & 0x02  # the plain copy, of the unshuffled image
+
+
+def test_a_frame_shuffled_by_c_blosc_anyway_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    # numcodecs' global-context path honours BLOSC_SHUFFLE: a "no shuffle" compression may
+    # come back shuffled, and the pre-shuffled bytes must not be shuffled twice.
+    import zarrx.codecs.blosc as blosc_module
+
+    lib = blosc_module._load()
+    real = lib.compress
+
+    def shuffles_anyway(source, cname, clevel, shuffle, blocksize, typesize):
+        return real(source, cname, clevel, 1, blocksize, typesize)
+
+    monkeypatch.setattr(lib, "compress", shuffles_anyway)
+    chunk = (np.arange(64 * 70) % 100).astype("<f4").reshape(64, 70)[:, 3:67]
+    codec = BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=4)
+    assert codec.encode_shuffled(chunk, 0, np.empty(chunk.nbytes, dtype=np.uint8)) is None

@@ -126,7 +126,11 @@ def test_patch_sole_in_place_only_when_nobody_else_holds_it() -> None:
     assert copy[2] == 0x11
     assert copy[:2] == held[:2]
     assert copy[3:] == held[3:]
+    assert patch_sole(fresh(), 3, 0x01, 0x06) is None  # byte 3 is 0x04: refused
+    assert patch_sole(fresh(), 3, 0x01, 0x02) == b"\x02\x01\x00\x05" + bytes(12)
     with pytest.raises(ValueError, match="offset"):
         patch_sole(b"abc", 3, 1)
-    with pytest.raises(ValueError, match="byte value"):
+    with pytest.raises(ValueError, match="byte values"):
         patch_sole(b"abc", 0, 256)
+    with pytest.raises(ValueError, match="byte values"):
+        patch_sole(b"abc", 0, 1, -1)

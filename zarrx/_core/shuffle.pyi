@@ -11,10 +11,11 @@ def shuffle_strided(
 ) -> None:
     """Write src's C-order image, byte-shuffled per blocksize-byte block, into dst."""
 
-def patch_sole(frame: bytes, at: int, bits: int) -> bytes:
-    """frame with bits or'ed into byte at: in place when only the caller's call holds it."""
+def patch_sole(frame: bytes, at: int, bits: int, unless: int = 0) -> bytes | None:
+    """frame with bits or'ed into byte at (in place when only the caller's call holds
+    it), or None when byte at has any of the bits of unless."""
 
-def _refs_seen(frame: bytes, at: int, bits: int) -> int:
+def _refs_seen(frame: bytes, at: int, bits: int, unless: int = 0) -> int:
     """The reference count of frame inside a call shaped like patch_sole's."""
 
 def _use_sse2(on: bool) -> bool:

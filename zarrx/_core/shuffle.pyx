@@ -272,14 +272,16 @@ def shuffle_strided(cnp.ndarray src not None, dst, Py_ssize_t blocksize, int swa
             _walk(&g)
 
 
-def patch_sole(bytes frame not None, Py_ssize_t at, int bits):
+def patch_sole(bytes frame not None, Py_ssize_t at, int bits, int unless=0):
     """frame with ``bits`` or'ed into its byte ``at``; see shuffle.pyi."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(frame)
-    cdef bytes copy
     if not 0 <= at < n:
         raise ValueError(f"patch_sole: offset {at} outside {n} bytes")
-    if not 0 <= bits <= 255:
-        raise ValueError(f"patch_sole: bits must be a byte value, got {bits}")
+    if not 0 <= bits <= 255 or not 0 <= unless <= 255:
+        raise ValueError(f"patch_sole: bits and unless must be byte values, got {bits}, "
+                         f"{unless}")
+    if (<uint8_t*>PyBytes_AS_STRING(frame))[at] & unless:
+        return None
     # Bytes are immutable to everyone who can see them. A count of _SOLE is the caller's
     # expression alone (``patch_sole(make(), ...)``) plus what this call holds: nobody
     # else can see the object, which came straight from the call that made it and was
@@ -288,11 +290,10 @@ def patch_sole(bytes frame not None, Py_ssize_t at, int bits):
     if Py_REFCNT(frame) <= _SOLE and n > 1:
         (<uint8_t*>PyBytes_AS_STRING(frame))[at] |= <uint8_t>bits
         return frame
-    copy = frame[:at] + bytes([frame[at] | bits]) + frame[at + 1:]
-    return copy
+    return frame[:at] + bytes([frame[at] | bits]) + frame[at + 1:]
 
 
-def _refs_seen(bytes frame not None, Py_ssize_t at, int bits):
+def _refs_seen(bytes frame not None, Py_ssize_t at, int bits, int unless=0):
     """The reference count of frame inside a call shaped like patch_sole's."""
     return Py_REFCNT(frame)
 
@@ -300,7 +301,7 @@ def _refs_seen(bytes frame not None, Py_ssize_t at, int bits):
 #: What patch_sole sees of an object whose only other holder is the caller's expression:
 #: measured on a fresh object through a call parsed exactly as patch_sole's arguments are
 #: (Cython may or may not hold its own reference to an argument; this follows it).
-cdef Py_ssize_t _SOLE = _refs_seen(b"zarrx" + bytes(bytearray(11)), 0, 0)
+cdef Py_ssize_t _SOLE = _refs_seen(b"zarrx" + bytes(bytearray(11)), 0, 0, 0)
 
 
 def _use_sse2(bint on):

@@ -245,15 +245,18 @@ class BloscCodec(BytesBytesCodec):
         blocksize = int.from_bytes(head[8:12], "little")
         shuffle_strided(chunk, memory, blocksize, swap)
         try:
-            # A fresh object from the compressor: patch_sole sets the flag in place.
+            # A fresh object from the compressor, handed over whole: patched in place. A
+            # plain copy, or a shuffle c-blosc did anyway (numcodecs' global-context path
+            # honours a BLOSC_SHUFFLE variable), is not the frame of the image: None.
             frame = patch_sole(
-                _load().compress(memory, cname, self.clevel, 0, forced, typesize), 2, _SHUFFLED
+                _load().compress(memory, cname, self.clevel, 0, forced, typesize),
+                2, _SHUFFLED, _MEMCPYED | _SHUFFLED,
             )
         except (RuntimeError, ValueError) as e:
             raise CodecError(f"codec 'blosc': compression failed: {e}") from e
-        if frame[2] & _MEMCPYED or frame[:12] != head:
+        if frame is None:
             return None
-        return frame
+        return frame if frame[:12] == head else None
 
     def _head(self, cname: bytes, typesize: int, nbytes: int) -> tuple[bytes, int]:
         """The first 12 header bytes :meth:`encode` writes for ``nbytes`` bytes, and the
