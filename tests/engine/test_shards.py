@@ -194,6 +194,42 @@ def test_neighbouring_inner_chunks_are_one_read() -> None:
     assert len(store.reads) == 3
 
 
+def test_a_small_read_opens_its_shard_once(tmp_path: Path) -> None:
+    """One shard read in part on a local store: the index and the inner chunks it names
+    come from one ``get_indexed`` (one open of the shard), nothing else is read."""
+    calls: list[str] = []
+
+    class Counting(LocalStore):
+        def get(self, key: str, byte_range: Any = None) -> bytes | None:
+            calls.append("get")
+            return super().get(key, byte_range)
+
+        def get_many(self, requests: Any) -> list[bytes | None]:
+            calls.append("get_many")
+            return super().get_many(requests)
+
+        def get_indexed(self, key: str, head: Any, then: Any) -> list[bytes | None]:
+            calls.append("get_indexed")
+            return super().get_indexed(key, head, then)
+
+    a = _array(Counting(tmp_path / "s"), blosc=True)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    a[...] = data
+    a[25:30, 20:25] = 0  # an inner chunk of fill values: not stored
+    for selection in [(6, 4), (slice(6, 8), slice(0, 15)), (slice(21, 32), slice(16, 30))]:
+        calls.clear()
+        np.testing.assert_array_equal(a[selection], np.where(
+            (np.arange(40)[:, None] // 5 == 5) & (np.arange(30) // 5 == 4), 0, data)[selection])
+        assert calls == ["get_indexed"]
+    calls.clear()
+    assert a[0:2, 0:2].tolist() == data[0:2, 0:2].tolist()
+    assert calls == ["get_indexed"]
+    b = _array(Counting(tmp_path / "absent"))
+    calls.clear()
+    assert b[3, 3] == 0  # no shard: the fill value
+    assert calls == ["get_indexed"]
+
+
 def test_edge_shards_stick_out_of_the_array() -> None:
     """v3 edge shards are full-size: inner chunks wholly outside the array are never
     stored, and what an update does not touch is kept."""
