@@ -57,7 +57,7 @@ Group = Run | Points
 class Layout:
     """A transform's groups, its buffer shape, and the result ↔ buffer mappings."""
 
-    __slots__ = ("buffer_shape", "groups", "shape", "simple_points", "unused")
+    __slots__ = ("_plain", "buffer_shape", "groups", "shape", "simple_points", "unused")
 
     def __init__(self, transform: IndexTransform) -> None:
         shape = transform.shape
@@ -78,6 +78,11 @@ class Layout:
         self.buffer_shape = tuple(g.count for g in groups)
         used = {d for g in groups for d in ((g.dim,) if isinstance(g, Run) else g.dims)}
         self.unused = tuple(d for d in range(len(shape)) if d not in used)
+        #: Forward runs filling the result's dimensions in order (basic indexing without
+        #: negative steps or None): the buffer is the result reshaped.
+        self._plain = not self.unused and all(
+            isinstance(g, Run) and not g.backward for g in groups
+        ) and self._labels() == list(range(len(shape)))
         points = [g for g in groups if isinstance(g, Points)]
         #: One point group on consecutive axes: NumPy indexing of a chunk with slices and
         #: those arrays keeps the points' dimension in place, as the buffer has it.
@@ -187,6 +192,8 @@ class Layout:
     def read_target(self, result: np.ndarray) -> np.ndarray | None:
         """:meth:`buffer_of` ``result`` when it is a view that writes reach ``result``
         through, else ``None`` (read into a separate buffer, then copy)."""
+        if self._plain and result.flags.c_contiguous:
+            return result.reshape(self.buffer_shape)
         if self.unused and any(self.shape[d] != 1 for d in self.unused):
             return None
         buffer = self.buffer_of(result)
