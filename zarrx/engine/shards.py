@@ -198,7 +198,12 @@ def _naming(cs: ChunkStore, key: str) -> Iterator[None]:
     try:
         yield
     except CodecError as e:
-        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+        raise _named(cs, key, e) from None
+
+
+def _named(cs: ChunkStore, key: str, e: CodecError) -> CodecError:
+    """``e`` naming the array and the shard (where a ``with`` costs too much)."""
+    return type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}")
 
 
 def _get_many(cs: ChunkStore, requests: Sequence[tuple[str, ByteRange | None]]) -> list[Any]:
@@ -257,8 +262,10 @@ def _read_batch(
         def ranges(raw: bytes | None) -> list[ByteRange]:
             index = None
             if raw is not None:
-                with _naming(cs, part.key):
+                try:
                     index = shards.decode_index(raw, None)
+                except CodecError as e:
+                    raise _named(cs, part.key, e) from None
             indexes[part.key] = index
             _wanted(cs, shards, part, index, out, work, wanted)
             if len(wanted) <= 1:
@@ -363,7 +370,7 @@ def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, key: str,
     try:
         shards.place(p, data, out)
     except CodecError as e:
-        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+        raise _named(cs, key, e) from None
 
 
 def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: ShardPart,

@@ -64,11 +64,16 @@ class Layout:
         self.shape = shape
         groups: list[Group] = []
         indexed: dict[int, Indexed] = {}
+        dims: list[int] = []  # the result dimensions of the runs, in axis order
+        forward = True
         for axis, m in enumerate(transform.maps):
             if isinstance(m, Const):
                 groups.append(Run(axis, m.value, 1, 1, None, False))
             elif isinstance(m, Strided):
-                groups.append(_run(axis, m, shape[m.dim]))
+                run = _run(axis, m, shape[m.dim])
+                groups.append(run)
+                dims.append(m.dim)
+                forward = forward and not run.backward
             else:
                 indexed[axis] = m
         if indexed:
@@ -76,13 +81,16 @@ class Layout:
             groups.sort(key=lambda g: g.axis if isinstance(g, Run) else g.axes[0])
         self.groups = tuple(groups)
         self.buffer_shape = tuple(g.count for g in groups)
+        if not indexed and dims == list(range(len(shape))):
+            #: Forward runs filling the result's dimensions in order (basic indexing
+            #: without negative steps or None): the buffer is the result reshaped.
+            self._plain = forward
+            self.unused: tuple[int, ...] = ()
+            self.simple_points = False
+            return
+        self._plain = False
         used = {d for g in groups for d in ((g.dim,) if isinstance(g, Run) else g.dims)}
         self.unused = tuple(d for d in range(len(shape)) if d not in used)
-        #: Forward runs filling the result's dimensions in order (basic indexing without
-        #: negative steps or None): the buffer is the result reshaped.
-        self._plain = not self.unused and all(
-            isinstance(g, Run) and not g.backward for g in groups
-        ) and self._labels() == list(range(len(shape)))
         points = [g for g in groups if isinstance(g, Points)]
         #: One point group on consecutive axes: NumPy indexing of a chunk with slices and
         #: those arrays keeps the points' dimension in place, as the buffer has it.
