@@ -40,7 +40,7 @@ from zarrx.errors import CodecError
 from zarrx.runtime.executor import in_worker, run_all
 from zarrx.runtime.place import place_each
 from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
-from zarrx.selection.layout import Layout, Points
+from zarrx.selection.layout import Layout, Points, Run
 from zarrx.stores.ranges import coalesced
 
 if TYPE_CHECKING:  # the sharding codec loads on first use, as every codec does
@@ -237,8 +237,27 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
         # list of inner projections does (only a shard selected whole shares its plan).
         return 1 if part.read_whole and not batched and part.shared else part.count
 
-    for batch in _batches(shard_parts(cs, shards, layout), held):
+    if _in_one_inner_chunk(shards, layout):  # a small read: planned once, on the inner grid
+        parts = _by_shard(cs, shards, plan(shards.grid, cs.meta.shape, layout))
+    else:
+        parts = shard_parts(cs, shards, layout)
+    for batch in _batches(parts, held):
         _read_batch(cs, shards, batch, out, indexes)
+
+
+def _in_one_inner_chunk(shards: ShardLayout, layout: Layout) -> bool:
+    """Whether a selection of runs lies inside one inner chunk of a shard holding several
+    (else a shard selected whole, and read in one request, could be one inner chunk)."""
+    chunk = shards.chunk_shape
+    if len(shards.whole_plan) < 2:
+        return False
+    for g in layout.groups:
+        if not isinstance(g, Run) or g.count < 1:
+            return False
+        size = chunk[g.axis]
+        if g.start // size != (g.start + (g.count - 1) * g.step) // size:
+            return False
+    return True
 
 
 def _read_batch(
