@@ -249,7 +249,7 @@ def _in_one_inner_chunk(shards: ShardLayout, layout: Layout) -> bool:
     """Whether a selection of runs lies inside one inner chunk of a shard holding several
     (else a shard selected whole, and read in one request, could be one inner chunk)."""
     chunk = shards.chunk_shape
-    if len(shards.whole_plan) < 2:
+    if math.prod(shards.chunks_per_shard) < 2:  # (never the whole plan: shards may be huge)
         return False
     for g in layout.groups:
         if not isinstance(g, Run) or g.count < 1:
@@ -267,38 +267,12 @@ def _read_batch(
     out: np.ndarray,
     indexes: dict[str, np.ndarray | None],
 ) -> None:
-    batched = cs.store.batched_reads
-    work: list[partial[None]] = []
+    """Read ``batch`` and decode each inner chunk (or shard read whole) into its place."""
+    work: list[partial[None]] = []  # a task per shard read whole or inner chunk
     wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]] = []
     if len(batch) == 1 and not batch[0].read_whole and batch[0].key not in indexes \
-            and not batched:
-        # One shard read in part (a small read): its index, then its inner chunks, in
-        # one open of the shard where the store can.
-        part = batch[0]
-        answers: list[Callable[[Sequence[bytes | None]], list[bytes | None]]] = []
-        asked: list[ByteRange] = []
-
-        def ranges(raw: bytes | None) -> list[ByteRange]:
-            index = None
-            if raw is not None:
-                try:
-                    index = shards.decode_index(raw, None)
-                except CodecError as e:
-                    raise _named(cs, part.key, e) from None
-            indexes[part.key] = index
-            _wanted(cs, shards, part, index, out, work, wanted)
-            if len(wanted) <= 1:
-                asked[:] = [w[3] for w in wanted]
-            else:
-                fetches, answer = coalesced([(w[1], w[3]) for w in wanted], gap=0)
-                answers.append(answer)
-                asked[:] = [r for _, r in fetches if r is not None]  # (each one is a range)
-            return asked
-
-        values = _answered(cs, cs.store.get_indexed(part.key, shards.index_range, ranges),
-                           len(asked))
-        if answers:
-            values = answers[0](values)
+            and not cs.store.batched_reads:
+        values = _read_one(cs, shards, batch[0], out, indexes, work, wanted)
     else:
         values = _read_indexes(cs, shards, batch, out, indexes, work, wanted)
     for (i, key, p, entry, target), value in zip(wanted, values):
@@ -309,8 +283,45 @@ def _read_batch(
                 "were read"
             )
         work[i] = partial(_place, cs, shards, target, key, p, value)
-    # 3. Each inner chunk decoded into its place.
     run_all(_call, work)
+
+
+def _read_one(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    part: ShardPart,
+    out: np.ndarray,
+    indexes: dict[str, np.ndarray | None],
+    work: list[partial[None]],
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]],
+) -> list[Any]:
+    """:func:`_read_indexes` for one shard read in part (a small read): its index, then
+    its inner chunks' byte ranges (adjacent ones merged), in one
+    :meth:`~zarrx.abc.store.Store.get_indexed` (one open of the shard where the store
+    can)."""
+    key = part.key
+    answers: list[Callable[[Sequence[bytes | None]], list[bytes | None]]] = []
+    asked: list[ByteRange] = []
+
+    def ranges(raw: bytes | None) -> list[ByteRange]:
+        index = None
+        if raw is not None:
+            try:
+                index = shards.decode_index(raw, None)
+            except CodecError as e:
+                raise _named(cs, key, e) from None
+        indexes[key] = index
+        _wanted(cs, shards, part, index, out, work, wanted)
+        if len(wanted) <= 1:
+            asked[:] = [w[3] for w in wanted]
+        else:
+            fetches, answer = coalesced([(w[1], w[3]) for w in wanted], gap=0)
+            answers.append(answer)
+            asked[:] = [r for _, r in fetches if r is not None]  # (each one is a range)
+        return asked
+
+    values = _answered(cs, cs.store.get_indexed(key, shards.index_range, ranges), len(asked))
+    return answers[0](values) if answers else values
 
 
 def _read_indexes(
