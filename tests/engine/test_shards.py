@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 import zarrx
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
+from zarrx.selection.layout import Layout
+from zarrx.selection.numpy_index import numpy_transform
 from zarrx.storage import LocalStore, MemoryStore
 from zarrx.testing.selections import (
     assigned_values,
@@ -194,6 +196,42 @@ def test_neighbouring_inner_chunks_are_one_read() -> None:
     assert len(store.reads) == 3
 
 
+def test_a_small_read_opens_its_shard_once(tmp_path: Path) -> None:
+    """One shard read in part on a local store: the index and the inner chunks it names
+    come from one ``get_indexed`` (one open of the shard), nothing else is read."""
+    calls: list[str] = []
+
+    class Counting(LocalStore):
+        def get(self, key: str, byte_range: Any = None) -> bytes | None:
+            calls.append("get")
+            return super().get(key, byte_range)
+
+        def get_many(self, requests: Any) -> list[bytes | None]:
+            calls.append("get_many")
+            return super().get_many(requests)
+
+        def get_indexed(self, key: str, head: Any, then: Any) -> list[bytes | None]:
+            calls.append("get_indexed")
+            return super().get_indexed(key, head, then)
+
+    a = _array(Counting(tmp_path / "s"), blosc=True)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    a[...] = data
+    a[25:30, 20:25] = 0  # an inner chunk of fill values: not stored
+    for selection in [(6, 4), (slice(6, 8), slice(0, 15)), (slice(21, 32), slice(16, 30))]:
+        calls.clear()
+        np.testing.assert_array_equal(a[selection], np.where(
+            (np.arange(40)[:, None] // 5 == 5) & (np.arange(30) // 5 == 4), 0, data)[selection])
+        assert calls == ["get_indexed"]
+    calls.clear()
+    assert a[0:2, 0:2].tolist() == data[0:2, 0:2].tolist()
+    assert calls == ["get_indexed"]
+    b = _array(Counting(tmp_path / "absent"))
+    calls.clear()
+    assert b[3, 3] == 0  # no shard: the fill value
+    assert calls == ["get_indexed"]
+
+
 def test_edge_shards_stick_out_of_the_array() -> None:
     """v3 edge shards are full-size: inner chunks wholly outside the array are never
     stored, and what an update does not touch is kept."""
@@ -359,6 +397,43 @@ def test_whole_shards_placed_at_once_match_the_decoding_path(
             mp.setattr(type(layout), "place_all", lambda *args: False)
             mp.setattr(engine, "place_each", _place_one_by_one)
             np.testing.assert_array_equal(a[idx], got)
+
+
+@SETTINGS
+@given(st.data())
+def test_reads_inside_one_inner_chunk_match_the_general_plan_and_numpy(
+        tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+    """A selection of runs inside one inner chunk is planned on the inner grid (the small
+    read's shortcut); the same read planned shard by shard, and NumPy, agree."""
+    import zarrx.engine.shards as engine
+
+    x, a = data.draw(sharded_arrays(lambda: tmp_path_factory.mktemp("small")))
+    inner = a.chunks
+    corner = [data.draw(st.integers(0, n - 1)) for n in x.shape]
+    idx = []
+    for c, size, n in zip(corner, inner, x.shape):
+        lo = c // size * size
+        hi = min(lo + size, n)
+        start = data.draw(st.integers(lo, hi - 1))
+        kind = data.draw(st.sampled_from(["int", "slice", "negative"]))
+        if kind == "int":
+            idx.append(start - n if data.draw(st.booleans()) else start)
+        elif kind == "slice":
+            idx.append(slice(start, data.draw(st.integers(start, hi)),
+                             data.draw(st.integers(1, 3))))
+        else:
+            idx.append(slice(data.draw(st.integers(start, hi - 1)), start - 1 if start else None,
+                             -data.draw(st.integers(1, 2))))
+    idx = tuple(idx)
+    layout = Layout(numpy_transform(x.shape, idx).transform)
+    shards = a._chunk_store.shards
+    assert engine._in_one_inner_chunk(shards, layout) == (
+        np.prod(shards.chunks_per_shard) > 1 and x[idx].size > 0)
+    got = a[idx]
+    np.testing.assert_array_equal(got, x[idx])
+    with pytest.MonkeyPatch.context() as mp:  # planned shard by shard, then inner chunks
+        mp.setattr(engine, "_in_one_inner_chunk", lambda *args: False)
+        np.testing.assert_array_equal(a[idx], got)
 
 
 def test_a_full_read_of_uncompressed_shards_is_one_kernel_call_per_shard(

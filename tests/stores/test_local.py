@@ -341,7 +341,7 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
     for key in keys:
         store.set(key, key.encode())
     threads = set()
-    for name in ("_read", "_read_beneath"):  # the checked path and the openat2 one
+    for name in ("read_path", "_read_beneath"):  # the checked path and the openat2 one
         real_read = getattr(local_module, name)
 
         def recording_read(*args: object, real_read: Any = real_read) -> Any:
@@ -387,7 +387,8 @@ def _no_checked_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:
         raise AssertionError("read through the checked path")
 
-    monkeypatch.setattr(local_module, "_read", refuse)
+    monkeypatch.setattr(local_module, "read_path", refuse)
+    monkeypatch.setattr(local_module, "open_file", refuse)
     monkeypatch.setattr(LocalStore, "_path", refuse)
 
 
@@ -407,6 +408,58 @@ def test_reads_use_openat2_without_path_checks(
     assert store.get("d") is None  # a directory is no value
     keys = [("a/k", None), ("a/absent", None), ("a/k", ByteRange(0, 1))] * 3
     assert store.get_many(keys) == [b"0123456789", None, b"0"] * 3
+
+
+def test_an_indexed_read_reads_the_head_then_its_ranges(
+    root: Path, fence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``get_indexed``: the head, then the ranges it names, from the open file (through
+    ``openat2`` alone where the kernel has it); an absent key, a directory or a path
+    through a file gives ``then(None)`` and no values."""
+    store = LocalStore(root)
+    store.set("a/k", b"0123456789")
+    (root / "d").mkdir()
+    if fence == "openat2":
+        _no_checked_reads(monkeypatch)
+    heads: list[bytes | None] = []
+
+    def then(head: bytes | None) -> list[ByteRange]:
+        heads.append(head)
+        return [ByteRange(int(head[:1]), 2), ByteRange(8, 5)] if head else []
+
+    assert store.get_indexed("a/k", ByteRange(-1), then) == [b"9", b"89"]
+    assert heads == [b"9"]
+    assert store.get_indexed("a/k", ByteRange(3, 1), then) == [b"34", b"89"]
+    heads.clear()
+    assert store.get_indexed("a/absent", ByteRange(0, 1), then) == []
+    assert store.get_indexed("d", ByteRange(0, 1), then) == []
+    assert store.get_indexed("a/k/below", ByteRange(0, 1), then) == []
+    assert heads == [None, None, None]
+
+
+def test_an_indexed_read_passes_on_errors_and_closes_the_file(root: Path, fence: str) -> None:
+    store = LocalStore(root)
+    store.set("k", b"0123")
+
+    def fail(head: bytes | None) -> list[ByteRange]:
+        raise ValueError("bad index")
+
+    before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+    for _ in range(3):
+        with pytest.raises(ValueError, match="bad index"):
+            store.get_indexed("k", ByteRange(0, 2), fail)
+    if before:
+        assert len(set(os.listdir("/proc/self/fd")) - before) <= 1  # (the root's, once)
+    with pytest.raises(InvalidKeyError):
+        store.get_indexed("../k", ByteRange(0, 1), fail)
+
+
+def test_an_indexed_read_never_leaves_the_root(root: Path, outside: Path, fence: str) -> None:
+    (root / "a").mkdir()
+    (root / "a" / "leak").symlink_to(outside / "secret")
+    store = LocalStore(root)
+    with pytest.raises(InvalidKeyError):
+        store.get_indexed("a/leak", ByteRange(0, 1), lambda head: [ByteRange(0, 8)])
 
 
 def test_links_that_stay_inside_are_read(root: Path, fence: str) -> None:

@@ -167,6 +167,20 @@ class Store(ABC):
         """Many reads at once. High-latency stores override this to run them concurrently."""
         return [self.get(key, byte_range) for key, byte_range in requests]
 
+    def get_indexed(
+        self,
+        key: str,
+        head: ByteRange,
+        then: Callable[[bytes | None], Sequence[ByteRange]],
+    ) -> list[bytes | None]:
+        """A read that depends on a first one: the ``head`` range of ``key`` (a shard's
+        index) is read and given to ``then`` (``None``: the key is absent), which returns
+        the ranges to read next (inner chunks); their values are returned. Errors
+        ``then`` raises propagate. A store that can reads them all from one version of
+        the value with one open (:class:`~zarrx.stores.local.LocalStore`)."""
+        ranges = then(self.get(key, head))
+        return self.get_many([(key, r) for r in ranges]) if ranges else []
+
     def exists(self, key: str) -> bool:
         return self.get(key) is not None
 

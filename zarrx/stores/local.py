@@ -47,7 +47,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx._core.files import (
@@ -62,12 +62,19 @@ from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
 from zarrx.stores import locks, splice
+from zarrx.stores.file_reads import (
+    ABSENT,
+    READ_FLAGS,
+    open_file,
+    read_indexed,
+    read_open,
+    read_path,
+)
 from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
     is_valid_key,
     lock_name,
-    resolve_byte_range,
     validate_key,
     validate_prefix,
 )
@@ -77,8 +84,6 @@ if TYPE_CHECKING:
 
 _MIN_CONCURRENT_READS = 4  # below this, thread hand-off costs more than it saves
 _POSIX = os.name == "posix"
-_ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 #: Whether reads may try ``openat2`` (Linux only; turned off for the process once the
@@ -92,54 +97,30 @@ _ROOT_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_PATH", os.O_RDONLY
 _CHECK = object()  # openat2 could not decide: read through the checked path
 
 
-def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
-    """Read a regular file, or only the requested part of it; ``None`` if it is absent."""
-    try:
-        # O_NONBLOCK: a FIFO planted in the store must not hang the open.
-        fd = os.open(path, _READ_FLAGS)
-    except _ABSENT:
-        return None
-    except OSError as error:
-        raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-    return _read_open(fd, byte_range, key, path)
-
-
-def _read_beneath(dirfd: int, key: str, byte_range: ByteRange | None) -> Any:
-    """:func:`_read` of ``key`` below the root's descriptor through ``openat2``, or
-    :data:`_CHECK` when that open fails for any reason but an absent file."""
+def _beneath(dirfd: int, key: str, open_only: bool) -> Any:
+    """``key`` below the root's descriptor through ``openat2``: read whole, or
+    (``open_only``) opened (a descriptor); ``None`` when it is absent, :data:`_CHECK`
+    when that open fails for any other reason."""
     global use_openat2
-    name = os.fsencode(key)
     try:
-        if byte_range is None:
-            return read_beneath(dirfd, name)
-        fd = open_beneath(dirfd, name)
+        return (open_beneath if open_only else read_beneath)(dirfd, os.fsencode(key))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         if error.errno in _OPENAT2_UNSUPPORTED:
             use_openat2 = False
         return _CHECK
-    return _read_open(fd, byte_range, key, key)
 
 
-def _read_open(fd: int, byte_range: ByteRange | None, key: str, path: str) -> bytes | None:
-    """Read the open file ``fd`` (closed here) whole or in part; ``None`` if it is not
-    a regular file."""
-    try:
-        with open(fd, "rb", buffering=0) as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None
-            if byte_range is None:
-                return f.readall()
-            start, stop = resolve_byte_range(byte_range, info.st_size, key)
-            if start:
-                f.seek(start)
-            return f.read(stop - start)
-    except _ABSENT:
-        return None
-    except OSError as error:
-        raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+def _read_beneath(dirfd: int, key: str, byte_range: ByteRange | None) -> Any:
+    """A read of ``key`` below the root's descriptor through ``openat2``, or
+    :data:`_CHECK` when that open fails for any reason but an absent file."""
+    if byte_range is None:
+        return _beneath(dirfd, key, False)
+    fd = _beneath(dirfd, key, True)
+    if fd is None or fd is _CHECK:
+        return fd
+    return read_open(fd, byte_range, key, key)
 
 
 def _byte_view(value: bytes | bytearray | memoryview) -> memoryview:
@@ -342,12 +323,27 @@ class LocalStore(Store):
             value = _read_beneath(dirfd, key, byte_range)
             if value is not _CHECK:
                 return value
-        return _read(self._path(key), byte_range, key)
+        return read_path(self._path(key), byte_range, key)
 
     # -- readable -----------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         validate_key(key)  # refused before any I/O
         return self._read_key(self._beneath_fd(), key, byte_range)
+
+    def get_indexed(
+        self, key: str, head: ByteRange, then: Callable[[bytes | None], Sequence[ByteRange]]
+    ) -> list[bytes | None]:
+        """:meth:`Store.get_indexed` with one open of the file: the head and the ranges
+        ``then`` asks for are read from it (one version of the value, even if a writer
+        renames another over the key meanwhile)."""
+        validate_key(key)  # refused before any I/O
+        dirfd = self._beneath_fd()
+        fd: Any = _CHECK if dirfd is None else _beneath(dirfd, key, True)
+        path = key
+        if fd is _CHECK:
+            path = self._path(key)
+            fd = open_file(path, key)
+        return read_indexed(fd, key, path, head, then)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
         """Reads run concurrently when there are several (file reads release the GIL)."""
@@ -507,8 +503,8 @@ class LocalStore(Store):
         lock_file = os.path.join(directory, lock_name(name, self._name_max))
         with locks.hold_lock_file(lock_file, repr(key)) as held:
             try:
-                fd = os.open(path, _READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
-            except _ABSENT:
+                fd = os.open(path, READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
+            except ABSENT:
                 fd = None
             except OSError as error:
                 raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
@@ -585,7 +581,7 @@ class LocalStore(Store):
 
         try:
             entries = list(os.scandir(directory))
-        except _ABSENT:
+        except ABSENT:
             return
         for entry in entries:
             try:
