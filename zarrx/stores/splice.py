@@ -33,6 +33,7 @@ _IOV_MAX = 1024  # the most buffers one writev takes (IOV_MAX on Linux)
 BUFFERED = 4 << 20
 _CLOSING = 8  # descriptors closed on the I/O threads at once, at most
 _MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux
+_WRITEV = hasattr(os, "writev")  # not on Windows: one buffer a call there
 _CLOSE_LATER = 1 << 20  # smaller files are freed faster than a hand-over to a thread
 
 
@@ -96,7 +97,7 @@ def write_parts(fd: int, parts: Sequence[Part], source: FileValue | None) -> Non
     size = source.size
     try:
         whole = memoryview(mapped)
-        _write_run(fd, [whole[slice(*span(part, size))]
+        write_run(fd, [whole[slice(*span(part, size))]
                         if isinstance(part, ByteRange) else part for part in parts])
         del whole
     finally:
@@ -137,19 +138,19 @@ def _write_read(fd: int, parts: Sequence[Part], source: FileValue | None) -> Non
             held += len(chunk)
             start += len(chunk)
             if held >= BUFFERED:
-                _write_run(fd, pending)
+                write_run(fd, pending)
                 pending, held = [], 0
-    _write_run(fd, pending)
+    write_run(fd, pending)
 
 
-def _write_run(fd: int, buffers: list[Value]) -> None:
+def write_run(fd: int, buffers: Sequence[Value]) -> None:
     """All of ``buffers`` written to ``fd``, in order: one ``writev`` system call, more
     only when the kernel writes less (or there are more than ``IOV_MAX`` of them)."""
     views = [memoryview(b).cast("B") for b in buffers]
     views = [v for v in views if len(v)]
     while views:
         batch = views[:_IOV_MAX]
-        written = os.writev(fd, batch)
+        written = os.writev(fd, batch) if _WRITEV else os.write(fd, batch[0])
         if not written:
             raise OSError(errno.EIO, "the file system accepted no more bytes")
         taken = 0
