@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import zarrx.stores.local as local_module
+import zarrx.stores.splice as splice_module
 from zarrx.abc.store import ByteRange
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrx.runtime import executor
@@ -1082,3 +1083,34 @@ def test_set_parts_refuses_keys_outside_the_root(root: Path, tmp_path: Path) -> 
     with pytest.raises(InvalidKeyError):
         store.set_parts("../k", [b"x"])
     assert not list(outside.iterdir())
+
+
+def test_a_large_value_holds_the_file_it_replaces_for_a_later_close(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Freeing a replaced file waits for its writeback on ext4: a write of a large value
+    (through openat2) holds the old file open across the rename and leaves its last close
+    to ``close_later``; small values, and absent keys, hold nothing."""
+    if not (local_module.use_openat2 and _openat2_works(root)):
+        pytest.skip("this kernel has no openat2")
+    store = LocalStore(root)
+    big = os.urandom(splice_module.CLOSE_LATER)
+    store.set("a/k", big)
+    old_inode = (root / "a" / "k").stat().st_ino
+    closed: list[tuple[int, int, int]] = []
+    real = splice_module.close_later
+
+    def spy(fd: int, size: int) -> None:
+        closed.append((os.fstat(fd).st_ino, os.fstat(fd).st_nlink, size))
+        real(fd, size)
+
+    monkeypatch.setattr(splice_module, "close_later", spy)
+    store.set_parts("a/k", [big[:10], big[10:]])
+    assert closed == [(old_inode, 0, len(big))]  # the old file, unlinked by the rename
+    assert store.get("a/k") == big
+    store.set("a/k", b"small")  # a small value: nothing held
+    store.set("a/absent", big)  # nothing to hold
+    store.set("a/k", big)  # over a small file: nothing held
+    assert len(closed) == 1
+    assert store.get("a/k") == big
+    assert store.get("a/absent") == big
