@@ -372,9 +372,10 @@ class LocalStore(Store):
         """:meth:`set` of ``parts``, written as they are (``writev``), never joined."""
         self._check_writable(key)
         validate_key(key)
-        self._write(key, [splice.byte_view(part) for part in parts])
+        self._write(key, [part if type(part) is bytes else splice.byte_view(part)
+                          for part in parts])
 
-    def _write(self, key: str, data: memoryview | builtins.list[memoryview]) -> None:
+    def _write(self, key: str, data: memoryview | builtins.list[memoryview | bytes]) -> None:
         """Write ``data`` (a view, or views one after the other) as the validated ``key``,
         atomically: a temporary file beside it, renamed over it."""
         if len(key) > self._name_max // 4:  # else no name in it can be too long
@@ -401,7 +402,9 @@ class LocalStore(Store):
                 raise StoreError(f"cannot write key {key!r} to {path!r}: {error}") from error
             raise
 
-    def _set_beneath(self, dirfd: int, key: str, data: memoryview | list[memoryview]) -> bool:
+    def _set_beneath(
+        self, dirfd: int, key: str, data: memoryview | builtins.list[memoryview | bytes]
+    ) -> bool:
         """Write a validated key through ``write_beneath``; ``False`` (nothing written)
         when the checked path must decide: an absent directory (made there), a link, ...
         A large file it replaces is freed after the write (:func:`splice.hold`)."""
