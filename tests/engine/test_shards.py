@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarrx
+from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.selection.layout import Layout
@@ -179,6 +180,38 @@ def test_a_write_covering_whole_shards_reads_nothing() -> None:
     store.reads.clear()
     a[0, 0] = 5  # a part: one read of the shard it updates
     assert [k for k, _ in store.reads if k.startswith("c/")] == ["c/0/0"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shards_written_whole_are_the_codecs_bytes_written_in_parts(
+    tmp_path: Path, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write of whole shards hands each shard to the store in parts (``set_parts``, never
+    joined first), once; each stored shard is what the sharding codec encodes the same
+    elements to, and a shard left all fill value is erased."""
+    store = LocalStore(tmp_path / "store")
+    a = _array(store, blosc=True)
+    a[...] = 7
+    handed: list[tuple[str, int]] = []
+    real = LocalStore.set_parts
+
+    def spy(self: LocalStore, key: str, parts: Any) -> None:
+        handed.append((key, len(parts)))
+        real(self, key, parts)
+
+    monkeypatch.setattr(LocalStore, "set_parts", spy)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    data[20:40, 15:30] = 0  # shard c/1/1 all fill value
+    with zarrx.config.set(threads=threads):
+        a[...] = data
+    assert sorted(handed) == [("c/0/0", 13), ("c/0/1", 13), ("c/1/0", 13)]  # 12 + the index
+    assert store.get("c/1/1") is None
+    codec = a.metadata.codecs.codecs[0]
+    spec = ChunkSpec((20, 15), np.dtype("int32"), 0)
+    for key, (i, j) in (("c/0/0", (0, 0)), ("c/0/1", (0, 1)), ("c/1/0", (1, 0))):
+        shard = data[i * 20:(i + 1) * 20, j * 15:(j + 1) * 15]
+        assert store.get(key) == bytes(codec.encode(shard, spec))
+    np.testing.assert_array_equal(a[...], data)
 
 
 def test_neighbouring_inner_chunks_are_one_read() -> None:

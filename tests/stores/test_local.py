@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import zarrx.stores.local as local_module
+import zarrx.stores.splice as splice_module
 from zarrx.abc.store import ByteRange
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrx.runtime import executor
@@ -1081,3 +1082,88 @@ def test_temporary_names_differ_in_a_forked_child(root: Path) -> None:
     assert parent.startswith(TEMP_PREFIX)
     assert child.startswith(TEMP_PREFIX)
     assert parent.rsplit("-", 1)[0] != child.rsplit("-", 1)[0]
+
+
+# -- values written in parts -------------------------------------------------------------------
+
+
+def test_set_parts_writes_the_parts_one_after_the_other(
+    root: Path, fence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through either write path, the parts are written as they are (never joined first:
+    ``bytes.join`` is refused) and atomically (no temporary file left), over an old value."""
+    store = LocalStore(root)
+    store.set("a/b/k", b"old value")
+    parts = [os.urandom(70000), b"", bytearray(b"middle"), memoryview(b"0123456789")[2:7],
+             np.arange(6, dtype="<u2"), os.urandom(20)]
+    expected = b"".join(bytes(memoryview(p).cast("B")) for p in parts)  # type: ignore[arg-type]
+    written: list[int] = []  # how many buffers each write was given
+
+    def spy(name: str, at: int) -> None:
+        real = getattr(local_module if name == "write_beneath" else local_module.splice, name)
+
+        def wrapper(*args: Any) -> Any:
+            written.append(len(args[at]))
+            return real(*args)
+
+        monkeypatch.setattr(local_module if name == "write_beneath" else local_module.splice,
+                            name, wrapper)
+
+    spy("write_beneath", 4)
+    spy("write_run", 1)
+    store.set_parts("a/b/k", parts)  # type: ignore[arg-type]
+    assert store.get("a/b/k") == expected
+    assert written[-1] == len(parts)
+    store.set_parts("a/new/k", [b"x", b"y"])  # absent directories: made
+    assert store.get("a/new/k") == b"xy"
+    store.set_parts("a/b/k", [])
+    assert store.get("a/b/k") == b""
+    assert not [p for p in root.rglob("*") if p.name.startswith(TEMP_PREFIX)]
+    with pytest.raises(TypeError):
+        store.set_parts("a/b/k", [b"x", "text"])  # type: ignore[list-item]
+    assert store.get("a/b/k") == b""
+    with pytest.raises(ReadOnlyError):
+        LocalStore(root, read_only=True).set_parts("a/b/k", [b"x"])
+
+
+def test_set_parts_refuses_keys_outside_the_root(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    store = LocalStore(root)
+    with pytest.raises(InvalidKeyError):
+        store.set_parts("link/k", [b"x"])
+    with pytest.raises(InvalidKeyError):
+        store.set_parts("../k", [b"x"])
+    assert not list(outside.iterdir())
+
+
+def test_a_large_value_holds_the_file_it_replaces_for_a_later_close(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Freeing a replaced file waits for its writeback on ext4: a write of a large value
+    (through openat2) holds the old file open across the rename and leaves its last close
+    to ``close_later``; small values, and absent keys, hold nothing."""
+    if not (local_module.use_openat2 and _openat2_works(root)):
+        pytest.skip("this kernel has no openat2")
+    store = LocalStore(root)
+    big = os.urandom(splice_module.CLOSE_LATER)
+    store.set("a/k", big)
+    old_inode = (root / "a" / "k").stat().st_ino
+    closed: list[tuple[int, int, int]] = []
+    real = splice_module.close_later
+
+    def spy(fd: int, size: int) -> None:
+        closed.append((os.fstat(fd).st_ino, os.fstat(fd).st_nlink, size))
+        real(fd, size)
+
+    monkeypatch.setattr(splice_module, "close_later", spy)
+    store.set_parts("a/k", [big[:10], big[10:]])
+    assert closed == [(old_inode, 0, len(big))]  # the old file, unlinked by the rename
+    assert store.get("a/k") == big
+    store.set("a/k", b"small")  # a small value: nothing held
+    store.set("a/absent", big)  # nothing to hold
+    store.set("a/k", big)  # over a small file: nothing held
+    assert len(closed) == 1
+    assert store.get("a/k") == big
+    assert store.get("a/absent") == big

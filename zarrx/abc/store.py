@@ -199,6 +199,12 @@ class Store(ABC):
         for key, value in items:
             self.set(key, value)
 
+    def set_parts(self, key: str, parts: Sequence[Value]) -> None:
+        """:meth:`set` of the value ``parts`` make one after the other (a shard's inner
+        chunks and index). The default joins them; a store that can write them as they
+        are (:class:`~zarrx.stores.local.LocalStore`: ``writev``) overrides it."""
+        self.set(key, b"".join(parts))
+
     @abstractmethod
     def erase(self, key: str) -> None:
         """Remove ``key``; no error if it is absent."""

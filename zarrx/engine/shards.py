@@ -24,20 +24,22 @@ the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, partial
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarrx import config
-from zarrx.abc.store import ByteRange, Part, Snapshot, Stored
+from zarrx.abc.store import ByteRange, Part, Snapshot, Store, Stored
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.update import background_puts, covers, encode_chunk, new_chunk
+from zarrx.engine.update import background_writes, covers, encode_chunk, new_chunk
 from zarrx.errors import CodecError
-from zarrx.runtime.executor import in_worker, run_all
+from zarrx.runtime.executor import BackgroundWrites, in_worker, run_all
 from zarrx.runtime.place import place_each
 from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
 from zarrx.selection.layout import Layout, Points, Run
@@ -434,26 +436,43 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
 # -- writing ---------------------------------------------------------------------------------
 def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.ndarray) -> None:
     """Write ``value`` (the selection's buffer) into the inner chunks the selection names,
-    one atomic update per shard (see the module's docstring). Each shard is one task of
-    the chunk threads, as a chunk is; its inner chunks are encoded in turn inside it, or
-    on the pool when it is the only shard of the batch."""
+    one atomic update per shard (see the module's docstring).
+
+    A shard the write covers is as many tasks of the chunk threads as it has inner chunks
+    (in C order, shard after shard): every thread encodes inner chunks of the same shard,
+    and the one that encodes its last hands it to the I/O threads, in parts (its encoded
+    inner chunks and its index, never joined into one buffer). So the threads finish
+    together, and each shard is written while the next ones are encoded. A shard covered
+    in part is one task, as a chunk is: its inner chunks are encoded in turn inside it, or
+    on the pool when it is the only task of the batch."""
     write_empty = config.get("write_empty_chunks")
     per_shard = math.prod(shards.chunks_per_shard)
-    with background_puts(cs.store) as put:
+    with background_writes(cs.store) as writes:
         for batch in _batches(shard_parts(cs, shards, layout), _one):
-            whole = [len(part.items) == per_shard
-                     and all(_covered(shards, p) for p in part.items) for part in batch]
+            # A shard selected whole (its items the shard's whole plan) is covered:
+            # known without testing each of its inner chunks.
+            whole = [part.shared or (len(part.items) == per_shard
+                                     and all(_covered(shards, p) for p in part.items))
+                     for part in batch]
             partly = [part.key for part, w in zip(batch, whole) if not w]
             ahead = cs.store.prefetch_for_update(partly) if partly else {}
-            tasks = [partial(_write_whole, cs, shards, value, write_empty, put, part) if w
-                     else partial(_update, cs, shards, value, write_empty, part,
-                                  ahead.get(part.key))
-                     for part, w in zip(batch, whole)]
-            run_all(_call, tasks)
+            tasks: list[tuple[Callable[[Any], None], Any]] = []
+            for part, w in zip(batch, whole):
+                if w:
+                    shard = _WholeShard(cs, shards, value, write_empty, writes, part)
+                    tasks.extend(zip(repeat(shard.encode), part.items))
+                else:
+                    tasks.append((partial(_update, cs, shards, value, write_empty, part),
+                                  ahead.get(part.key)))
+            run_all(_apply, tasks)
 
 
 def _one(part: ShardPart) -> int:
     return 1
+
+
+def _apply(task: tuple[Callable[[Any], None], Any]) -> None:
+    task[0](task[1])
 
 
 def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
@@ -461,10 +480,8 @@ def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
     return p.complete and covers(p, shards.chunk_shape)
 
 
-def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart,
-                    every: bool = False) -> dict[Coords, Any]:
-    """The inner chunks of ``part`` the value covers (``every``: all of them, as the caller
-    knows), encoded (``None``: fill value)."""
+def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart) -> dict[Coords, Any]:
+    """The inner chunks of ``part`` the value covers, encoded (``None``: fill value)."""
     encoded: dict[Coords, Any] = {}
     value = part.target(value)
     chain, elements = shards.inner, shards.elements
@@ -472,24 +489,43 @@ def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart,
     def encode(p: ChunkProjection) -> None:
         encoded[p.coords] = encode_chunk(chain, elements, False, value[p.out_selection])
 
-    run_all(encode, part.items if every else [p for p in part.items if _covered(shards, p)])
+    run_all(encode, [p for p in part.items if _covered(shards, p)])
     return encoded
 
 
-def _write_whole(
-    cs: ChunkStore,
-    shards: ShardLayout,
-    value: np.ndarray,
-    write_empty: bool,
-    put: Callable[[str, Any], None],
-    part: ShardPart,
-) -> None:
-    """A shard the write covers: encoded and written, nothing read."""
-    shard = _shard_bytes(shards, _encode_covered(shards, value, part, every=True), write_empty)
-    if shard is None:
-        cs.store.erase(part.key)
-    else:
-        put(part.key, shard)
+class _WholeShard:
+    """A shard the write covers, encoded inner chunk by inner chunk by any thread
+    (:meth:`encode` of each of its items), and written (nothing read) once its last inner
+    chunk is encoded."""
+
+    def __init__(self, cs: ChunkStore, shards: ShardLayout, value: np.ndarray,
+                 write_empty: bool, writes: Store | BackgroundWrites, part: ShardPart) -> None:
+        self.cs, self.shards, self.write_empty, self.writes, self.part = (
+            cs, shards, write_empty, writes, part)
+        self.value = part.target(value)
+        self.encoded: dict[Coords, Any] = {}
+        self.left = len(part.items)
+        self.lock = threading.Lock()
+
+    def encode(self, p: ChunkProjection) -> None:
+        shards = self.shards
+        data = encode_chunk(shards.inner, shards.elements, False, self.value[p.out_selection])
+        with self.lock:
+            self.encoded[p.coords] = data
+            self.left -= 1
+            last = not self.left
+        if last:
+            self.write()
+
+    def write(self) -> None:
+        """The shard, encoded: written in parts, or erased when it holds no inner chunk
+        (and empty shards are not written)."""
+        parts = _shard_parts(self.shards, self.encoded, self.write_empty)
+        self.encoded = {}
+        if parts is None:
+            self.cs.store.erase(self.part.key)
+        else:
+            self.writes.set_parts(self.part.key, parts)
 
 
 def _update(
@@ -551,9 +587,10 @@ def _new_shard(
     return None if len(parts) == 1 and not write_empty else parts
 
 
-def _shard_bytes(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool) -> Any:
-    """The stored shard of ``entries``, or ``None`` when it holds no inner chunk (and
-    empty shards are not written)."""
+def _shard_parts(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool
+                 ) -> list[Any] | None:
+    """The stored shard of ``entries`` in parts (its inner chunks' bytes and its index), or
+    ``None`` when it holds no inner chunk (and empty shards are not written)."""
     if not write_empty and all(v is None for v in entries.values()):
         return None
-    return shards.assemble(entries)
+    return shards.parts(entries)

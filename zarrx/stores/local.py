@@ -22,11 +22,11 @@ Writes are atomic: the value goes to a temporary file in the target directory, n
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
 then put in its place. Where reads use ``openat2``, so do writes, in one call without the
 GIL (:func:`zarrx._core.files.write_beneath`: the key's directory opened beneath the root's
-descriptor, the temporary file renamed over the key: a rename, not a swap, so that ext4's
-``auto_da_alloc`` writes the new file before a crash could leave the key empty); an
-absent directory, a key that
-is a link, or anything the kernel refuses goes through :meth:`LocalStore._path` and
-:func:`os.replace` as before. Neither way is durable across a crash without ``fsync``.
+descriptor, the value's parts written by ``writev``, the temporary file renamed over the
+key: a rename, not a swap, so that ext4's ``auto_da_alloc`` writes the new file before a
+crash could leave the key empty); an absent directory, a key that is a link, or anything
+the kernel refuses goes through :meth:`LocalStore._path` and :func:`os.replace`. Neither
+way is durable across a crash without ``fsync``.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
 "lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
@@ -121,30 +121,6 @@ def _read_beneath(dirfd: int, key: str, byte_range: ByteRange | None) -> Any:
     if fd is None or fd is _CHECK:
         return fd
     return read_open(fd, byte_range, key, key)
-
-
-def _byte_view(value: bytes | bytearray | memoryview) -> memoryview:
-    """A flat byte view of ``value`` (a copy only when it is not contiguous in C order)."""
-    view = memoryview(value)
-    if view.format == "B" and view.ndim == 1:
-        return view
-    if view.c_contiguous:
-        try:
-            return view.cast("B")
-        except TypeError:  # formats memoryview cannot cast (numpy records, ...)
-            pass
-    return memoryview(view.tobytes())
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    """Write all of ``view`` to ``fd``: one ``write`` system call from the caller's buffer
-    (no Python file object, no buffering), more only if the kernel writes less."""
-    done = os.write(fd, view)
-    while done < len(view):
-        written = os.write(fd, view[done:])
-        if not written:
-            raise OSError(errno.EIO, "the file system accepted no more bytes")
-        done += written
 
 
 def _new_temp_names() -> None:
@@ -385,11 +361,23 @@ class LocalStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self._check_writable(key)
         validate_key(key)
+        view = splice.byte_view(value)  # TypeError for str, int ... before touching the disk
+        self._write(key, view)
+
+    def set_parts(self, key: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """:meth:`set` of ``parts``, written as they are (``writev``), never joined."""
+        self._check_writable(key)
+        validate_key(key)
+        self._write(key, [part if type(part) is bytes else splice.byte_view(part)
+                          for part in parts])
+
+    def _write(self, key: str, data: memoryview | builtins.list[memoryview | bytes]) -> None:
+        """Write ``data`` (a view, or views one after the other) as the validated ``key``,
+        atomically: a temporary file beside it, renamed over it."""
         if len(key) > self._name_max // 4:  # else no name in it can be too long
             self.check_keys((key,))
-        view = _byte_view(value)  # TypeError for str, int ... before touching the disk
         dirfd = self._beneath_fd()
-        if dirfd is not None and self._set_beneath(dirfd, key, view):
+        if dirfd is not None and self._set_beneath(dirfd, key, data):
             return
         path = self._path(key)
         directory = os.path.dirname(path)
@@ -399,7 +387,7 @@ class LocalStore(Store):
             raise StoreError(f"cannot write key {key!r} under {self._root!r}: {error}") from error
         try:
             try:
-                _write_all(fd, view)
+                splice.write_run(fd, [data] if isinstance(data, memoryview) else data)
             finally:
                 os.close(fd)
             os.replace(tmp, path)
@@ -410,26 +398,36 @@ class LocalStore(Store):
                 raise StoreError(f"cannot write key {key!r} to {path!r}: {error}") from error
             raise
 
-    def _set_beneath(self, dirfd: int, key: str, view: memoryview) -> bool:
+    def _set_beneath(
+        self, dirfd: int, key: str, data: memoryview | builtins.list[memoryview | bytes]
+    ) -> bool:
         """Write a validated key through ``write_beneath``; ``False`` (nothing written)
-        when the checked path must decide: an absent directory (made there), a link, ..."""
+        when the checked path must decide: an absent directory (made there), a link, ...
+        A large file it replaces is freed after the write (:func:`splice.hold`)."""
         global use_openat2
         bdir, _, bname = os.fsencode(key).rpartition(b"/")
-        for _ in range(8):  # a temporary name taken meanwhile: try another
-            step, code = write_beneath(dirfd, bdir, bname, os.fsencode(_temp_name()), view)
-            if not step:
-                return True
-            if step == WRITE_TEMP and code == errno.EEXIST:
-                continue
-            if step == WRITE_DIRECTORY and code in _OPENAT2_UNSUPPORTED:
-                use_openat2 = False
-                return False
-            if step in (WRITE_DIRECTORY, WRITE_LINK) or code in (errno.ENOENT, errno.ENOTDIR):
-                return False  # absent (made there), a link, or removed meanwhile: let it decide
-            at = f"under {self._root!r}" if step == WRITE_TEMP else f"to {self._root_sep + key!r}"
-            error = OSError(code, os.strerror(code))
-            raise StoreError(f"cannot write key {key!r} {at}: {error}") from error
-        return False
+        size = sum(map(len, data if isinstance(data, list) else [data]))
+        old = splice.hold(dirfd, key) if size >= splice.CLOSE_LATER else None
+        try:
+            for _ in range(8):  # a temporary name taken meanwhile: try another
+                step, code = write_beneath(dirfd, bdir, bname, os.fsencode(_temp_name()), data)
+                if not step:
+                    return True
+                if step == WRITE_TEMP and code == errno.EEXIST:
+                    continue
+                if step == WRITE_DIRECTORY and code in _OPENAT2_UNSUPPORTED:
+                    use_openat2 = False
+                    return False
+                if step in (WRITE_DIRECTORY, WRITE_LINK) or code in (errno.ENOENT, errno.ENOTDIR):
+                    return False  # absent (made there), a link, or removed meanwhile
+                at = (f"under {self._root!r}" if step == WRITE_TEMP
+                      else f"to {self._root_sep + key!r}")
+                error = OSError(code, os.strerror(code))
+                raise StoreError(f"cannot write key {key!r} {at}: {error}") from error
+            return False
+        finally:
+            if old is not None:
+                splice.close_later(*old)
 
     @staticmethod
     def _open_temp(directory: str) -> tuple[int, str]:
