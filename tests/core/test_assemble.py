@@ -162,6 +162,52 @@ def test_copy_strided_swap_matches_reference(case):
     assert_same_bytes(dst_base, expected)
 
 
+@settings(max_examples=300, deadline=None)
+@given(copy_cases())
+def test_copy_strided_stream_matches_numpy(case):
+    """Streaming stores change how bytes are written, never which."""
+    src, dst_base, layout, _ = case
+    expected = dst_base.copy()
+    apply(expected, layout)[...] = src
+    copy_strided(src, apply(dst_base, layout), 0, True)
+    assert_same_bytes(dst_base, expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["u1", "<f4", ">f8", "V3", "c16"]),
+    st.integers(0, 127),  # where the destination starts, past a 64-byte boundary
+    st.integers(1, 6),  # rows
+    st.integers(1, 700),  # bytes per row (rounded down to whole elements)
+    st.integers(0, 200),  # gap between the destination's rows, in bytes
+    st.integers(0, 2**32 - 1),
+)
+def test_copy_strided_stream_rows_at_any_alignment(dtype, offset, rows, nbytes, gap, seed):
+    """Rows long enough to stream, starting anywhere in a cache line: the partial lines
+    at either end and the whole lines between hold the source, and nothing around the
+    destination changes."""
+    dtype = np.dtype(dtype)
+    per_row = max(1, nbytes // dtype.itemsize)
+    row_bytes = per_row * dtype.itemsize
+    stride = row_bytes + gap - gap % dtype.itemsize
+    rng = np.random.default_rng(seed)
+    memory = np.zeros(offset + stride * rows + 256, dtype=np.uint8)
+    start = offset + (-memory.ctypes.data) % 64  # offset bytes past a line boundary
+    memory[:] = rng.integers(0, 256, memory.size, dtype=np.uint8)
+    expected = memory.copy()
+    dst = np.lib.stride_tricks.as_strided(
+        memory[start:].view(np.uint8)[: stride * (rows - 1) + row_bytes],
+        shape=(rows, row_bytes), strides=(stride, 1),
+    )
+    src = random_array(rng, (rows, per_row), dtype)
+    dst_view = dst.view(dtype) if dtype.itemsize > 1 else dst
+    np.lib.stride_tricks.as_strided(
+        expected[start:], shape=(rows, row_bytes), strides=(stride, 1))[...] = (
+        src.view(np.uint8).reshape(rows, row_bytes))
+    copy_strided(src, dst_view, 0, True)
+    np.testing.assert_array_equal(memory, expected)
+
+
 BIG_CASES = {  # name: (base shape, view of the source, destination shape)
     "T2": ((300, 257), lambda a: a.T),
     "T2-square": ((64, 64), lambda a: a.T),

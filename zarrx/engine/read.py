@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx._core.memory import empty_aligned
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
@@ -27,12 +28,14 @@ if TYPE_CHECKING:
 def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
     """A new array holding the selection of ``layout`` (NumPy's result, C-contiguous):
     each touched chunk fetched and decoded once, straight into the result where the
-    selection's buffer is a view of it."""
-    out = np.empty(layout.shape, dtype=cs.meta.dtype)
+    selection's buffer is a view of it. The result's memory starts on a huge-page
+    boundary (:mod:`zarrx._core.memory`), where large results are written with
+    streaming stores (:mod:`zarrx.runtime.place`)."""
+    out = empty_aligned(layout.shape, cs.meta.dtype)
     if out.size == 0:
         return out
     target = layout.read_target(out)
-    buffer = target if target is not None else np.empty(layout.buffer_shape, cs.meta.dtype)
+    buffer = target if target is not None else empty_aligned(layout.buffer_shape, cs.meta.dtype)
     if cs.shards is not None:
         read_shards(cs, cs.shards, layout, buffer)
     else:
