@@ -532,13 +532,53 @@ def floor_bench(floor: str, w: Workload, sizes: Sizes, root: str,
         decode, _ = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)
         blobs = [[_read_piece(p) for p in pieces(op)] for op in ops]
         return lambda: [_map(pool, decode, b) for b in blobs]
-    then: Callable[[bytes], Any] = lambda raw: raw  # noqa: E731
-    if floor == "chunks" and ds.codec != "raw":
-        then = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)[0]
-    if index is None:
-        files = [pieces(op) for op in ops]
-        return lambda: [_map(pool, lambda p: then(_read_piece(p)), f) for f in files]
-    return lambda: [_read_sharded(index, op, pool, then) for op in ops]
+    if floor == "io":
+        if index is None:
+            files = [pieces(op) for op in ops]
+            return lambda: [_map(pool, _read_piece, f) for f in files]
+        return lambda: [_read_sharded(index, op, pool, lambda raw, _: raw) for op in ops]
+    # chunks: read, decode and place each chunk into a fresh output of the result's shape,
+    # in one task per chunk (each library must return the NumPy result, so it places too).
+    decode: Callable[[bytes], Any] = lambda raw: raw  # noqa: E731
+    if ds.codec != "raw":
+        decode = _codec_functions(ds.codec, int(np.prod(chunk)) * 4)[0]
+    places = [_placements(s, sizes.shape, chunk, op) for s, op in zip(sels, ops)]
+    shapes = [_axis_counts(s, sizes.shape) for s in sels]
+
+    def run(i: int) -> np.ndarray:
+        out = np.empty(shapes[i], np.float32)
+
+        def then(raw: bytes, coords: tuple[int, ...]) -> None:
+            dst, src = places[i][coords]
+            out[dst] = np.frombuffer(decode(raw), "<f4").reshape(chunk)[src]
+
+        if index is None:
+            _map(pool, lambda c: then(_read_piece(Piece(_chunk_file(path, c))), c), ops[i])
+        else:
+            _read_sharded(index, ops[i], pool, then)
+        return out
+
+    return lambda: [run(i) for i in range(len(sels))]
+
+
+def _placements(sel: Index, shape: Sequence[int], chunk: Sequence[int],
+                touched: list[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[Index, Index]]:
+    """For each touched chunk of a selection of ints and forward slices: where its selected
+    elements go in the output, and where they are in the chunk."""
+    axes = _axis_indices(sel, shape)
+    out = {}
+    for coords in touched:
+        dst, src = [], []
+        for s, ix, c, k in zip(sel, axes, coords, chunk):
+            lo = c * k
+            if not isinstance(s, slice):
+                src.append(int(ix[0]) - lo)
+                continue
+            p0, p1 = np.searchsorted(ix, [lo, lo + k])
+            dst.append(slice(int(p0), int(p1)))
+            src.append(slice(int(ix[p0]) - lo, int(ix[p1 - 1]) - lo + 1, s.step or 1))
+        out[coords] = (tuple(dst), tuple(src))
+    return out
 
 
 def _axis_counts(sel: Index, shape: Sequence[int]) -> tuple[int, ...]:
@@ -547,29 +587,35 @@ def _axis_counts(sel: Index, shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _read_sharded(index: ShardIndex, op: list[tuple[int, ...]], pool: ThreadPoolExecutor,
-                  then: Callable[[bytes], Any]) -> list[Any]:
+                  then: Callable[[bytes, tuple[int, ...]], Any]) -> list[Any]:
     """What a reader must at least do: a whole shard when all of it is needed, otherwise
-    the shard's index and then the inner chunks' byte ranges; ``then`` (a decode, or
-    nothing) applied to each inner chunk's bytes in the same task."""
+    the shard's index and then the inner chunks' byte ranges; ``then`` (nothing, or a
+    decode and placement) applied to each inner chunk's bytes and grid coordinates in the
+    same task."""
     by_shard: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
     for inner in op:
         shard, pos = index.shard_of(inner)
         by_shard.setdefault(shard, []).append(pos)
-    n_inner = int(np.prod(index.per_shard))
+    every = list(itertools.product(*map(range, index.per_shard)))  # C order, as the index
 
-    def one(item: tuple[tuple[int, ...], list[tuple[int, ...]]]) -> list[bytes]:
+    def one(item: tuple[tuple[int, ...], list[tuple[int, ...]]]) -> list[Any]:
         shard, positions = item
         file = _chunk_file(index.path, shard)
-        if len(positions) == n_inner:
+
+        def inner(p: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(s * n + q for s, n, q in zip(shard, index.per_shard, p))
+
+        if len(positions) == len(every):
             whole = _read_piece(Piece(file))
             ranges = np.frombuffer(whole[-index.index_nbytes:-4], "<u8").reshape(-1, 2)
             view = memoryview(whole)
-            return [then(view[int(o):int(o) + int(n)]) for o, n in ranges.tolist()]
+            return [then(view[int(o):int(o) + int(n)], inner(p))
+                    for (o, n), p in zip(ranges.tolist(), every)]
         with open(file, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             raw = os.pread(f.fileno(), index.index_nbytes, size - index.index_nbytes)
             ranges = np.frombuffer(raw[:-4], "<u8").reshape(*index.per_shard, 2)
-            return [then(os.pread(f.fileno(), int(ranges[p][1]), int(ranges[p][0])))
+            return [then(os.pread(f.fileno(), int(ranges[p][1]), int(ranges[p][0])), inner(p))
                     for p in positions]
 
     return _map(pool, one, list(by_shard.items()))
