@@ -178,14 +178,16 @@ def test_copy_strided_stream_matches_numpy(case):
     st.sampled_from(["u1", "<f4", ">f8", "V3", "c16"]),
     st.integers(0, 127),  # where the destination starts, past a 64-byte boundary
     st.integers(1, 6),  # rows
-    st.integers(1, 700),  # bytes per row (rounded down to whole elements)
+    st.integers(1, 5000),  # bytes per row (rounded down to whole elements)
     st.integers(0, 200),  # gap between the destination's rows, in bytes
+    st.sampled_from([1, 1, 2, 3]),  # the source's step: strided rows are gathered first
     st.integers(0, 2**32 - 1),
 )
-def test_copy_strided_stream_rows_at_any_alignment(dtype, offset, rows, nbytes, gap, seed):
-    """Rows long enough to stream, starting anywhere in a cache line: the partial lines
-    at either end and the whole lines between hold the source, and nothing around the
-    destination changes."""
+def test_copy_strided_stream_rows_at_any_alignment(dtype, offset, rows, nbytes, gap, step,
+                                                   seed):
+    """Rows long enough to stream, starting anywhere in a cache line, from a contiguous or
+    strided source (gathered in pieces): the partial lines at either end and the whole
+    lines between hold the source, and nothing around the destination changes."""
     dtype = np.dtype(dtype)
     per_row = max(1, nbytes // dtype.itemsize)
     row_bytes = per_row * dtype.itemsize
@@ -199,13 +201,29 @@ def test_copy_strided_stream_rows_at_any_alignment(dtype, offset, rows, nbytes, 
         memory[start:].view(np.uint8)[: stride * (rows - 1) + row_bytes],
         shape=(rows, row_bytes), strides=(stride, 1),
     )
-    src = random_array(rng, (rows, per_row), dtype)
+    src = random_array(rng, (rows, per_row * step), dtype)[:, ::step]
     dst_view = dst.view(dtype) if dtype.itemsize > 1 else dst
     np.lib.stride_tricks.as_strided(
         expected[start:], shape=(rows, row_bytes), strides=(stride, 1))[...] = (
-        src.view(np.uint8).reshape(rows, row_bytes))
+        np.ascontiguousarray(src).view(np.uint8).reshape(rows, row_bytes))
     copy_strided(src, dst_view, 0, True)
     np.testing.assert_array_equal(memory, expected)
+
+
+@pytest.mark.parametrize("dtype", [">u2", ">f4", ">f8", ">c8", ">c16"])
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 100, 511, 512, 513, 2000])
+def test_copy_strided_stream_swapped_rows(dtype, n):
+    """Byte-swapped rows streamed through the gathering buffer, at every length around
+    its size."""
+    dtype = np.dtype(dtype)
+    swap = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+    rng = np.random.default_rng(n)
+    src = random_array(rng, (3, n), dtype)
+    memory = random_array(rng, (3 * n + 9,), dtype.newbyteorder())
+    expected = memory.copy()
+    expected[5 : 5 + 3 * n] = swapped(src, swap).reshape(-1).view(expected.dtype)
+    copy_strided(src, memory[5 : 5 + 3 * n].reshape(3, n), swap, True)
+    assert_same_bytes(memory, expected)
 
 
 BIG_CASES = {  # name: (base shape, view of the source, destination shape)

@@ -125,6 +125,7 @@ cdef enum:
     TILE_BYTES = 256
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
     STREAM_ROW = 128      # rows shorter than this are copied with plain stores
+    STREAM_PIECE = 2048   # bytes gathered at a time for a streamed row of a strided source
 
 ctypedef fused word:
     uint8_t
@@ -331,15 +332,34 @@ cdef void _row_units(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss, Py_ss
         d += ds
 
 
+cdef void _stream_gathered(char* d, const char* s, Py_ssize_t ss, Py_ssize_t n,
+                           Py_ssize_t itemsize, int swap) noexcept nogil:
+    """A contiguous destination row from a strided (or byte-swapped) source: gathered
+    piece by piece into a buffer that stays in L1, each piece then streamed out."""
+    cdef char piece[STREAM_PIECE]
+    cdef Py_ssize_t k, per = STREAM_PIECE // itemsize
+    while n > 0:
+        k = n if n < per else per
+        _copy_row(piece, itemsize, s, ss, k, itemsize, swap)
+        zx_stream_copy(d, piece, k * itemsize)
+        d += k * itemsize
+        s += k * ss
+        n -= k
+
+
 cdef void _copy_row(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss, Py_ssize_t n,
                     Py_ssize_t itemsize, int swap, bint stream=False) noexcept nogil:
     """Copy one row of n elements: the innermost loop of every kernel here. ``stream``:
-    a contiguous row of at least ``STREAM_ROW`` bytes is written with streaming stores."""
+    a row of at least ``STREAM_ROW`` bytes contiguous in the destination is written with
+    streaming stores (from a strided or swapped source through a gathering buffer)."""
     if ds == itemsize and ss == itemsize and swap == 0:
         if stream and n * itemsize >= STREAM_ROW:
             zx_stream_copy(d, s, n * itemsize)
         else:
             memcpy(d, s, n * itemsize)
+    elif (stream and ds == itemsize and n * itemsize >= STREAM_ROW
+          and STREAM_PIECE % itemsize == 0):
+        _stream_gathered(d, s, ss, n, itemsize, swap)
     elif ds == itemsize and ss == itemsize and swap <= 8:
         zx_swap_units(d, s, n * (itemsize // swap), swap)
     elif swap == 0 or swap == itemsize:
