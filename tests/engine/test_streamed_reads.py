@@ -3,9 +3,11 @@ than :data:`zarrx.runtime.place.STREAM_BYTES`; here every result, the threshold 
 to 0) against NumPy: rows long enough to stream, at every alignment in the result,
 chunked, sharded and compressed, whole chunks and parts of them."""
 
+import sys
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +15,11 @@ import zarrx
 from zarrx.runtime import place
 from zarrx.storage import MemoryStore
 from zarrx.testing.selections import numpy_indices
+
+try:  # NumPy 2; NumPy 1.26 has it in numpy.core
+    from numpy._core.multiarray import get_handler_name
+except ImportError:  # pragma: no cover
+    from numpy.core.multiarray import get_handler_name
 
 DTYPES = ["uint8", "<f4", ">f8", "<i2", "complex128"]
 
@@ -64,3 +71,18 @@ def test_large_results_stream():
     assert place.streams(out)
     assert place.streams(out[:64])
     assert not place.streams(np.empty(place.STREAM_BYTES - 1, np.uint8))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="NumPy's allocator on Windows")
+def test_streamed_results_start_on_huge_page_boundaries():
+    a = zarrx.create_array(MemoryStore(), shape=(40, 300), dtype="<f4", chunks=(7, 64),
+                           compressors={"name": "blosc", "configuration": {"cname": "lz4"}})
+    x = np.arange(a.size, dtype="<f4").reshape(a.shape)
+    a[...] = x
+    with mock.patch.object(place, "STREAM_BYTES", 0):
+        got = a[3:, 5:]
+    np.testing.assert_array_equal(got, x[3:, 5:])
+    assert got.flags.owndata
+    assert got.ctypes.data % 64 == 0
+    assert get_handler_name(got) == "zarrx_aligned"
+    assert get_handler_name(a[3:, 5:]) != "zarrx_aligned"  # small: NumPy's own memory

@@ -33,7 +33,12 @@ STREAM_BYTES = 32 * 2**20
 def streams(out: np.ndarray) -> bool:
     """Whether chunks are copied into ``out`` with streaming stores (see above)."""
     base = out.base
-    return (base if isinstance(base, np.ndarray) else out).nbytes >= STREAM_BYTES
+    return streamed((base if isinstance(base, np.ndarray) else out).nbytes)
+
+
+def streamed(nbytes: int) -> bool:
+    """Whether chunks are copied into an output of ``nbytes`` with streaming stores."""
+    return nbytes >= STREAM_BYTES
 
 
 class Decoder(Protocol):
