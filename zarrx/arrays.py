@@ -23,7 +23,13 @@ from zarrx.metadata.io import data_prefix
 from zarrx.node import Node
 from zarrx.selection.layout import Layout
 from zarrx.selection.modes import block_transform, coordinate_transform, orthogonal_transform
-from zarrx.selection.numpy_index import ParsedIndex, Selected, numpy_transform, parse_index
+from zarrx.selection.numpy_index import (
+    ParsedIndex,
+    Selected,
+    basic_transform,
+    numpy_transform,
+    parse_index,
+)
 from zarrx.selection.transform import IndexTransform
 from zarrx.selection.values import assigned_value
 
@@ -237,7 +243,11 @@ class Array(Node):
 
     def __getitem__(self, selection: Any) -> Any:
         """NumPy's ``x[selection]``, for every index NumPy accepts."""
-        return self._read(numpy_transform(self.shape, selection, self.name))
+        shape = self.shape
+        selected = basic_transform(shape, selection)  # integers and slices, quickly
+        if selected is None:
+            selected = numpy_transform(shape, selection, self.name)
+        return self._read(selected)
 
     def _select(self, selected: Selected, out: Any, fields: Any) -> Any:
         """The read selection, then zarr-python's ``fields`` (of a structured dtype) and

@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from zarrx._core.files import (
@@ -123,6 +124,33 @@ def test_writes_files_below_atomically(root: tuple[int, Path]) -> None:
     assert (path / "a" / "b" / "k").read_bytes() == b"new"
     assert write_beneath(fd, b"", b"top", b"tmp-2", bytearray()) == (0, 0)  # in dirfd itself
     assert (path / "top").read_bytes() == b""
+    assert not _temps(path)
+
+
+def test_writes_parts_one_after_the_other(root: tuple[int, Path]) -> None:
+    """A list or tuple of buffers is the file's content in order: empty parts, more parts
+    than one ``writev`` takes, and parts of every buffer kind."""
+    fd, path = root
+    (path / "d").mkdir()
+    rng = np.random.default_rng(7)
+    parts: list[object] = [os.urandom(int(n)) for n in rng.integers(0, 5000, 300)]
+    parts[3] = b""
+    parts[10] = bytearray(b"middle")
+    parts[20] = memoryview(os.urandom(100))[10:60]
+    parts[30] = np.arange(100, dtype="<u4")
+    parts[40] = os.urandom(3 << 20)
+    expected = b"".join(bytes(memoryview(p).cast("B")) for p in parts)  # type: ignore[arg-type]
+    assert write_beneath(fd, b"d", b"k", b"tmp-1", parts) == (0, 0)
+    assert (path / "d" / "k").read_bytes() == expected
+    assert write_beneath(fd, b"d", b"k", b"tmp-1", (b"a", b"", b"bc")) == (0, 0)
+    assert (path / "d" / "k").read_bytes() == b"abc"
+    assert write_beneath(fd, b"d", b"k", b"tmp-1", []) == (0, 0)
+    assert (path / "d" / "k").read_bytes() == b""
+    with pytest.raises(BufferError):  # one part not contiguous: nothing written
+        write_beneath(fd, b"d", b"k", b"tmp-1", [b"x", memoryview(b"abcd")[::2]])
+    with pytest.raises(TypeError):
+        write_beneath(fd, b"d", b"k", b"tmp-1", [b"x", "text"])
+    assert (path / "d" / "k").read_bytes() == b""
     assert not _temps(path)
 
 

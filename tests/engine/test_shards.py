@@ -16,8 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarrx
+from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
+from zarrx.selection.layout import Layout
+from zarrx.selection.numpy_index import numpy_transform
 from zarrx.storage import LocalStore, MemoryStore
 from zarrx.testing.selections import (
     assigned_values,
@@ -179,6 +182,38 @@ def test_a_write_covering_whole_shards_reads_nothing() -> None:
     assert [k for k, _ in store.reads if k.startswith("c/")] == ["c/0/0"]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shards_written_whole_are_the_codecs_bytes_written_in_parts(
+    tmp_path: Path, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write of whole shards hands each shard to the store in parts (``set_parts``, never
+    joined first), once; each stored shard is what the sharding codec encodes the same
+    elements to, and a shard left all fill value is erased."""
+    store = LocalStore(tmp_path / "store")
+    a = _array(store, blosc=True)
+    a[...] = 7
+    handed: list[tuple[str, int]] = []
+    real = LocalStore.set_parts
+
+    def spy(self: LocalStore, key: str, parts: Any) -> None:
+        handed.append((key, len(parts)))
+        real(self, key, parts)
+
+    monkeypatch.setattr(LocalStore, "set_parts", spy)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    data[20:40, 15:30] = 0  # shard c/1/1 all fill value
+    with zarrx.config.set(threads=threads):
+        a[...] = data
+    assert sorted(handed) == [("c/0/0", 13), ("c/0/1", 13), ("c/1/0", 13)]  # 12 + the index
+    assert store.get("c/1/1") is None
+    codec = a.metadata.codecs.codecs[0]
+    spec = ChunkSpec((20, 15), np.dtype("int32"), 0)
+    for key, (i, j) in (("c/0/0", (0, 0)), ("c/0/1", (0, 1)), ("c/1/0", (1, 0))):
+        shard = data[i * 20:(i + 1) * 20, j * 15:(j + 1) * 15]
+        assert store.get(key) == bytes(codec.encode(shard, spec))
+    np.testing.assert_array_equal(a[...], data)
+
+
 def test_neighbouring_inner_chunks_are_one_read() -> None:
     store = Recording()
     a = _array(store)
@@ -192,6 +227,42 @@ def test_neighbouring_inner_chunks_are_one_read() -> None:
     store.reads.clear()
     np.testing.assert_array_equal(a[2:8, 2], data[2:8, 2])  # (0, 0) and (1, 0): apart
     assert len(store.reads) == 3
+
+
+def test_a_small_read_opens_its_shard_once(tmp_path: Path) -> None:
+    """One shard read in part on a local store: the index and the inner chunks it names
+    come from one ``get_indexed`` (one open of the shard), nothing else is read."""
+    calls: list[str] = []
+
+    class Counting(LocalStore):
+        def get(self, key: str, byte_range: Any = None) -> bytes | None:
+            calls.append("get")
+            return super().get(key, byte_range)
+
+        def get_many(self, requests: Any) -> list[bytes | None]:
+            calls.append("get_many")
+            return super().get_many(requests)
+
+        def get_indexed(self, key: str, head: Any, then: Any) -> list[bytes | None]:
+            calls.append("get_indexed")
+            return super().get_indexed(key, head, then)
+
+    a = _array(Counting(tmp_path / "s"), blosc=True)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    a[...] = data
+    a[25:30, 20:25] = 0  # an inner chunk of fill values: not stored
+    for selection in [(6, 4), (slice(6, 8), slice(0, 15)), (slice(21, 32), slice(16, 30))]:
+        calls.clear()
+        np.testing.assert_array_equal(a[selection], np.where(
+            (np.arange(40)[:, None] // 5 == 5) & (np.arange(30) // 5 == 4), 0, data)[selection])
+        assert calls == ["get_indexed"]
+    calls.clear()
+    assert a[0:2, 0:2].tolist() == data[0:2, 0:2].tolist()
+    assert calls == ["get_indexed"]
+    b = _array(Counting(tmp_path / "absent"))
+    calls.clear()
+    assert b[3, 3] == 0  # no shard: the fill value
+    assert calls == ["get_indexed"]
 
 
 def test_edge_shards_stick_out_of_the_array() -> None:
@@ -359,6 +430,43 @@ def test_whole_shards_placed_at_once_match_the_decoding_path(
             mp.setattr(type(layout), "place_all", lambda *args: False)
             mp.setattr(engine, "place_each", _place_one_by_one)
             np.testing.assert_array_equal(a[idx], got)
+
+
+@SETTINGS
+@given(st.data())
+def test_reads_inside_one_inner_chunk_match_the_general_plan_and_numpy(
+        tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+    """A selection of runs inside one inner chunk is planned on the inner grid (the small
+    read's shortcut); the same read planned shard by shard, and NumPy, agree."""
+    import zarrx.engine.shards as engine
+
+    x, a = data.draw(sharded_arrays(lambda: tmp_path_factory.mktemp("small")))
+    inner = a.chunks
+    corner = [data.draw(st.integers(0, n - 1)) for n in x.shape]
+    idx = []
+    for c, size, n in zip(corner, inner, x.shape):
+        lo = c // size * size
+        hi = min(lo + size, n)
+        start = data.draw(st.integers(lo, hi - 1))
+        kind = data.draw(st.sampled_from(["int", "slice", "negative"]))
+        if kind == "int":
+            idx.append(start - n if data.draw(st.booleans()) else start)
+        elif kind == "slice":
+            idx.append(slice(start, data.draw(st.integers(start, hi)),
+                             data.draw(st.integers(1, 3))))
+        else:
+            idx.append(slice(data.draw(st.integers(start, hi - 1)), start - 1 if start else None,
+                             -data.draw(st.integers(1, 2))))
+    idx = tuple(idx)
+    layout = Layout(numpy_transform(x.shape, idx).transform)
+    shards = a._chunk_store.shards
+    assert engine._in_one_inner_chunk(shards, layout) == (
+        np.prod(shards.chunks_per_shard) > 1 and x[idx].size > 0)
+    got = a[idx]
+    np.testing.assert_array_equal(got, x[idx])
+    with pytest.MonkeyPatch.context() as mp:  # planned shard by shard, then inner chunks
+        mp.setattr(engine, "_in_one_inner_chunk", lambda *args: False)
+        np.testing.assert_array_equal(a[idx], got)
 
 
 def test_a_full_read_of_uncompressed_shards_is_one_kernel_call_per_shard(

@@ -132,6 +132,10 @@ class CountingStore(zarrx.storage.LocalStore):
         values = super().get_many(requests)
         return [self._count(key, v) for (key, _), v in zip(requests, values)]
 
+    def get_indexed(self, key: str, head: Any, then: Any) -> list[bytes | None]:
+        values = super().get_indexed(key, head, lambda value: then(self._count(key, value)))
+        return [self._count(key, v) for v in values]
+
 
 @pytest.mark.parametrize("writer", ["zarrx", "zarr", "tensorstore"])
 @pytest.mark.parametrize("case", ["end-bytes", "start-bytes", "start-index-big-crc32c"])

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import zarrx.stores.local as local_module
+import zarrx.stores.splice as splice_module
 from zarrx.abc.store import ByteRange
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrx.runtime import executor
@@ -341,7 +342,7 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
     for key in keys:
         store.set(key, key.encode())
     threads = set()
-    for name in ("_read", "_read_beneath"):  # the checked path and the openat2 one
+    for name in ("read_path", "_read_beneath"):  # the checked path and the openat2 one
         real_read = getattr(local_module, name)
 
         def recording_read(*args: object, real_read: Any = real_read) -> Any:
@@ -387,7 +388,8 @@ def _no_checked_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:
         raise AssertionError("read through the checked path")
 
-    monkeypatch.setattr(local_module, "_read", refuse)
+    monkeypatch.setattr(local_module, "read_path", refuse)
+    monkeypatch.setattr(local_module, "open_file", refuse)
     monkeypatch.setattr(LocalStore, "_path", refuse)
 
 
@@ -407,6 +409,58 @@ def test_reads_use_openat2_without_path_checks(
     assert store.get("d") is None  # a directory is no value
     keys = [("a/k", None), ("a/absent", None), ("a/k", ByteRange(0, 1))] * 3
     assert store.get_many(keys) == [b"0123456789", None, b"0"] * 3
+
+
+def test_an_indexed_read_reads_the_head_then_its_ranges(
+    root: Path, fence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``get_indexed``: the head, then the ranges it names, from the open file (through
+    ``openat2`` alone where the kernel has it); an absent key, a directory or a path
+    through a file gives ``then(None)`` and no values."""
+    store = LocalStore(root)
+    store.set("a/k", b"0123456789")
+    (root / "d").mkdir()
+    if fence == "openat2":
+        _no_checked_reads(monkeypatch)
+    heads: list[bytes | None] = []
+
+    def then(head: bytes | None) -> list[ByteRange]:
+        heads.append(head)
+        return [ByteRange(int(head[:1]), 2), ByteRange(8, 5)] if head else []
+
+    assert store.get_indexed("a/k", ByteRange(-1), then) == [b"9", b"89"]
+    assert heads == [b"9"]
+    assert store.get_indexed("a/k", ByteRange(3, 1), then) == [b"34", b"89"]
+    heads.clear()
+    assert store.get_indexed("a/absent", ByteRange(0, 1), then) == []
+    assert store.get_indexed("d", ByteRange(0, 1), then) == []
+    assert store.get_indexed("a/k/below", ByteRange(0, 1), then) == []
+    assert heads == [None, None, None]
+
+
+def test_an_indexed_read_passes_on_errors_and_closes_the_file(root: Path, fence: str) -> None:
+    store = LocalStore(root)
+    store.set("k", b"0123")
+
+    def fail(head: bytes | None) -> list[ByteRange]:
+        raise ValueError("bad index")
+
+    before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+    for _ in range(3):
+        with pytest.raises(ValueError, match="bad index"):
+            store.get_indexed("k", ByteRange(0, 2), fail)
+    if before:
+        assert len(set(os.listdir("/proc/self/fd")) - before) <= 1  # (the root's, once)
+    with pytest.raises(InvalidKeyError):
+        store.get_indexed("../k", ByteRange(0, 1), fail)
+
+
+def test_an_indexed_read_never_leaves_the_root(root: Path, outside: Path, fence: str) -> None:
+    (root / "a").mkdir()
+    (root / "a" / "leak").symlink_to(outside / "secret")
+    store = LocalStore(root)
+    with pytest.raises(InvalidKeyError):
+        store.get_indexed("a/leak", ByteRange(0, 1), lambda head: [ByteRange(0, 8)])
 
 
 def test_links_that_stay_inside_are_read(root: Path, fence: str) -> None:
@@ -1028,3 +1082,88 @@ def test_temporary_names_differ_in_a_forked_child(root: Path) -> None:
     assert parent.startswith(TEMP_PREFIX)
     assert child.startswith(TEMP_PREFIX)
     assert parent.rsplit("-", 1)[0] != child.rsplit("-", 1)[0]
+
+
+# -- values written in parts -------------------------------------------------------------------
+
+
+def test_set_parts_writes_the_parts_one_after_the_other(
+    root: Path, fence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through either write path, the parts are written as they are (never joined first:
+    ``bytes.join`` is refused) and atomically (no temporary file left), over an old value."""
+    store = LocalStore(root)
+    store.set("a/b/k", b"old value")
+    parts = [os.urandom(70000), b"", bytearray(b"middle"), memoryview(b"0123456789")[2:7],
+             np.arange(6, dtype="<u2"), os.urandom(20)]
+    expected = b"".join(bytes(memoryview(p).cast("B")) for p in parts)  # type: ignore[arg-type]
+    written: list[int] = []  # how many buffers each write was given
+
+    def spy(name: str, at: int) -> None:
+        real = getattr(local_module if name == "write_beneath" else local_module.splice, name)
+
+        def wrapper(*args: Any) -> Any:
+            written.append(len(args[at]))
+            return real(*args)
+
+        monkeypatch.setattr(local_module if name == "write_beneath" else local_module.splice,
+                            name, wrapper)
+
+    spy("write_beneath", 4)
+    spy("write_run", 1)
+    store.set_parts("a/b/k", parts)  # type: ignore[arg-type]
+    assert store.get("a/b/k") == expected
+    assert written[-1] == len(parts)
+    store.set_parts("a/new/k", [b"x", b"y"])  # absent directories: made
+    assert store.get("a/new/k") == b"xy"
+    store.set_parts("a/b/k", [])
+    assert store.get("a/b/k") == b""
+    assert not [p for p in root.rglob("*") if p.name.startswith(TEMP_PREFIX)]
+    with pytest.raises(TypeError):
+        store.set_parts("a/b/k", [b"x", "text"])  # type: ignore[list-item]
+    assert store.get("a/b/k") == b""
+    with pytest.raises(ReadOnlyError):
+        LocalStore(root, read_only=True).set_parts("a/b/k", [b"x"])
+
+
+def test_set_parts_refuses_keys_outside_the_root(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    store = LocalStore(root)
+    with pytest.raises(InvalidKeyError):
+        store.set_parts("link/k", [b"x"])
+    with pytest.raises(InvalidKeyError):
+        store.set_parts("../k", [b"x"])
+    assert not list(outside.iterdir())
+
+
+def test_a_large_value_holds_the_file_it_replaces_for_a_later_close(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Freeing a replaced file waits for its writeback on ext4: a write of a large value
+    (through openat2) holds the old file open across the rename and leaves its last close
+    to ``close_later``; small values, and absent keys, hold nothing."""
+    if not (local_module.use_openat2 and _openat2_works(root)):
+        pytest.skip("this kernel has no openat2")
+    store = LocalStore(root)
+    big = os.urandom(splice_module.CLOSE_LATER)
+    store.set("a/k", big)
+    old_inode = (root / "a" / "k").stat().st_ino
+    closed: list[tuple[int, int, int]] = []
+    real = splice_module.close_later
+
+    def spy(fd: int, size: int) -> None:
+        closed.append((os.fstat(fd).st_ino, os.fstat(fd).st_nlink, size))
+        real(fd, size)
+
+    monkeypatch.setattr(splice_module, "close_later", spy)
+    store.set_parts("a/k", [big[:10], big[10:]])
+    assert closed == [(old_inode, 0, len(big))]  # the old file, unlinked by the rename
+    assert store.get("a/k") == big
+    store.set("a/k", b"small")  # a small value: nothing held
+    store.set("a/absent", big)  # nothing to hold
+    store.set("a/k", big)  # over a small file: nothing held
+    assert len(closed) == 1
+    assert store.get("a/k") == big
+    assert store.get("a/absent") == big

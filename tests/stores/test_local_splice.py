@@ -149,7 +149,7 @@ def _open_descriptors() -> int:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/fd")
 def test_the_replaced_files_are_closed(store: LocalStore, monkeypatch: pytest.MonkeyPatch
                                        ) -> None:
-    monkeypatch.setattr(splice, "_CLOSE_LATER", 0)  # every one on the I/O threads
+    monkeypatch.setattr(splice, "CLOSE_LATER", 0)  # every one on the I/O threads
     store.set("k", b"0123456789")
     store.atomic_splice("k", _keep_middle)  # the I/O threads started
     time.sleep(0.2)

@@ -238,6 +238,52 @@ def test_many_writers_through_obstore_lose_no_inner_chunk(
     assert lost_inner_chunks(a) == []
 
 
+# -- leaving the interpreter -------------------------------------------------------------
+
+
+def test_exit_waits_for_obstore_threads_still_delivering_a_result() -> None:
+    """obstore hands each result to zarrx's loop from a tokio thread; the caller can return
+    and the interpreter begin to finalize while that thread is still in Python. The script
+    holds that thread in Python until exit has begun, so the window is always open: the
+    process must still exit cleanly (it died of SIGABRT here, after every write)."""
+    script = """
+import atexit, threading, time
+import numpy as np
+import zarrx
+from obstore.store import MemoryStore
+from zarrx.stores import aio
+from zarrx.stores.obstore import ObstoreStore
+
+store = ObstoreStore(MemoryStore())
+a = zarrx.create_array(store, shape=(8,), dtype="i4", chunks=(4,))
+a[...] = np.arange(8)
+loop = aio.loop()
+wake = loop._write_to_self
+last, exiting = threading.Event(), threading.Event()
+atexit.register(exiting.set)  # registered after zarrx's exit hook, so it runs before it
+
+def linger():
+    wake()
+    python_threads = {t.ident for t in threading.enumerate()}
+    if last.is_set() and threading.get_ident() not in python_threads:
+        last.clear()  # obstore's thread, which has just handed over the last result
+        while not exiting.is_set():
+            time.sleep(0.001)
+        end = time.monotonic() + 0.05
+        while time.monotonic() < end:
+            time.sleep(0)  # takes the GIL back again and again
+
+loop._write_to_self = linger
+last.set()
+assert store.exists("c/0")  # one request: its result is handed over by one obstore thread
+print("written", flush=True)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=Path(__file__).parents[2], check=False, timeout=120)
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert result.stdout == "written\n"
+
+
 # -- obstore is optional -----------------------------------------------------------------
 
 

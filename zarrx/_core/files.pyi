@@ -4,6 +4,8 @@
 What each function takes, checks and guarantees: ``zarrx/_core/README.md``.
 """
 
+from collections.abc import Sequence
+
 from typing_extensions import Buffer
 
 def open_beneath(dirfd: int, path: bytes) -> int:
@@ -19,7 +21,12 @@ WRITE_DATA: int
 WRITE_RENAME: int
 
 def write_beneath(
-    dirfd: int, directory: bytes, name: bytes, temp: bytes, data: Buffer
+    dirfd: int,
+    directory: bytes,
+    name: bytes,
+    temp: bytes,
+    data: Buffer | Sequence[Buffer],
 ) -> tuple[int, int]:
-    """Write ``data`` atomically as ``directory/name`` below ``dirfd`` through ``temp``;
-    ``(0, 0)`` or the failed step and its errno."""
+    """Write ``data`` (a buffer, or buffers one after the other) atomically as
+    ``directory/name`` below ``dirfd`` through ``temp``; ``(0, 0)`` or the failed step
+    and its errno."""

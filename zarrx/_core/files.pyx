@@ -17,7 +17,9 @@ What each function takes, checks and guarantees: ``zarrx/_core/README.md``.
 
 import os
 
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdlib cimport calloc, free
 from libc.errno cimport EINTR, errno
 
 cdef extern from *:
@@ -35,10 +37,11 @@ cdef extern from *:
         (void)fd; (void)buffer; (void)count; errno = ENOSYS; return -1;
     }
     static int zarrx_close(int fd) { (void)fd; return 0; }
+    typedef struct { const char *data; long long size; } zarrx_span;
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
-                                   const char *temp, const char *data, long long size,
+                                   const char *temp, zarrx_span *spans, long long count,
                                    int *error) {
-        (void)rootfd; (void)dir; (void)name; (void)temp; (void)data; (void)size;
+        (void)rootfd; (void)dir; (void)name; (void)temp; (void)spans; (void)count;
         *error = ENOSYS; return 1;
     }
     #else
@@ -46,6 +49,7 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
     #include <sys/stat.h>
+    #include <sys/uio.h>
     #include <unistd.h>
     #ifdef __linux__
     #include <sys/syscall.h>
@@ -107,21 +111,63 @@ cdef extern from *:
         return zarrx_openat2_beneath(rootfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
 
-    /* Write data as the file name in the directory dir below rootfd ("" for rootfd
-       itself), atomically: the temporary file temp is created beside it (O_EXCL), written
-       whole, closed and renamed over name. Only a rename over the old file, never a swap
-       (renameat2 RENAME_EXCHANGE) and an unlink, although ext4 then starts the new file's
-       writeback in the caller (auto_da_alloc): that is what keeps a crash before the
-       writeback from leaving name empty, losing the old value with the new one. Returns
-       0 once in place, else the step that failed (1 the directory, 2 name is a symbolic
-       link or cannot be examined, 3 the temporary file, 4 its write or close, 5 the
-       rename) with its errno in *error; the temporary file never outlives a failure. */
+    /* One buffer of a file's content. */
+    typedef struct { const char *data; long long size; } zarrx_span;
+
+    /* Write all of spans[0..count) to fd, in order, by writev (a shard's inner chunks and
+       its index go out as they are, never joined into one buffer first): 0, or the errno.
+       spans is consumed (advanced past what was written). */
+    static int zarrx_write_spans(int fd, zarrx_span *spans, long long count) {
+        struct iovec iov[128];
+        long long next = 0, i, wrote;
+        int n;
+        while (1) {
+            while (next < count && spans[next].size == 0) next++;
+            if (next == count) return 0;
+            n = 0;
+            for (i = next; i < count && n < 128; i++) {
+                if (!spans[i].size) continue;
+                iov[n].iov_base = (void *)spans[i].data;
+                /* At most 1 GiB a buffer: what Linux writes at once anyway. */
+                iov[n].iov_len = (size_t)(spans[i].size < (1LL << 30) ? spans[i].size
+                                                                      : (1LL << 30));
+                n++;
+            }
+            wrote = (long long)writev(fd, iov, n);
+            if (wrote < 0) {
+                if (errno == EINTR) continue;
+                return errno;
+            }
+            if (wrote == 0) return EIO;
+            while (wrote > 0) {  /* drop what was written; a span written in part keeps its rest */
+                if (wrote >= spans[next].size) {
+                    wrote -= spans[next].size;
+                    spans[next].size = 0;
+                    next++;
+                } else {
+                    spans[next].data += wrote;
+                    spans[next].size -= wrote;
+                    wrote = 0;
+                }
+            }
+        }
+    }
+
+    /* Write the buffers spans[0..count) one after the other as the file name in the
+       directory dir below rootfd ("" for rootfd itself), atomically: the temporary file
+       temp is created beside it (O_EXCL), written whole, closed and renamed over name.
+       Only a rename over the old file, never a swap (renameat2 RENAME_EXCHANGE) and an
+       unlink, although ext4 then starts the new file's writeback in the caller
+       (auto_da_alloc): that is what keeps a crash before the writeback from leaving name
+       empty, losing the old value with the new one. Returns 0 once in place, else the
+       step that failed (1 the directory, 2 name is a symbolic link or cannot be
+       examined, 3 the temporary file, 4 its write or close, 5 the rename) with its errno
+       in *error; the temporary file never outlives a failure. */
     #if defined(__linux__)
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
-                                   const char *temp, const char *data, long long size,
+                                   const char *temp, zarrx_span *spans, long long count,
                                    int *error) {
         struct stat info;
-        long long done = 0, wrote;
         int dirfd = rootfd, fd, step = 0;
         *error = 0;
         if (dir[0]) {
@@ -137,14 +183,7 @@ cdef extern from *:
             fd = openat(dirfd, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         } while (fd < 0 && errno == EINTR);
         if (fd < 0) { *error = errno; step = 3; goto done; }
-        while (done < size) {
-            /* At most 1 GiB a call: what Linux writes at once anyway. */
-            wrote = size - done < (1LL << 30) ? size - done : (1LL << 30);
-            wrote = (long long)write(fd, data + done, (size_t)wrote);
-            if (wrote > 0) done += wrote;
-            else if (wrote == 0) { *error = EIO; break; }
-            else if (errno != EINTR) { *error = errno; break; }
-        }
+        *error = zarrx_write_spans(fd, spans, count);
         if (close(fd) != 0 && !*error && errno != EINTR) *error = errno;
         if (*error) { step = 4; unlinkat(dirfd, temp, 0); goto done; }
         if (renameat(dirfd, temp, dirfd, name) != 0) {
@@ -156,9 +195,9 @@ cdef extern from *:
     }
     #else
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
-                                   const char *temp, const char *data, long long size,
+                                   const char *temp, zarrx_span *spans, long long count,
                                    int *error) {
-        (void)rootfd; (void)dir; (void)name; (void)temp; (void)data; (void)size;
+        (void)rootfd; (void)dir; (void)name; (void)temp; (void)spans; (void)count;
         *error = ENOSYS; return 1;
     }
     #endif
@@ -168,8 +207,11 @@ cdef extern from *:
     int zarrx_regular_size(int fd, long long* size) nogil
     long long zarrx_read(int fd, char* buffer, long long count) nogil
     int zarrx_close(int fd) nogil
+    ctypedef struct zarrx_span:
+        const char* data
+        long long size
     int zarrx_write_beneath(int rootfd, const char* dir, const char* name, const char* temp,
-                            const char* data, long long size, int* error) nogil
+                            zarrx_span* spans, long long count, int* error) nogil
 
 
 cdef int _open(int dirfd, bytes path) except? -1:
@@ -263,26 +305,43 @@ WRITE_DATA = 4
 WRITE_RENAME = 5
 
 
-def write_beneath(int dirfd, bytes directory, bytes name, bytes temp,
-                  const unsigned char[::1] data not None):
+def write_beneath(int dirfd, bytes directory, bytes name, bytes temp, data not None):
     """Write ``data`` atomically as the file ``name`` in ``directory`` below ``dirfd``
     (``b""``: ``dirfd`` itself): through the temporary file ``temp`` beside it, renamed
-    over ``name``. Returns ``(0, 0)`` once written, else ``(step, errno)`` of the step that
-    failed (``WRITE_*``); a failure leaves no temporary file and ``name`` as it was."""
+    over ``name``. ``data`` is a C-contiguous buffer, or a list or tuple of them written
+    one after the other (by ``writev``, never joined). Returns ``(0, 0)`` once written,
+    else ``(step, errno)`` of the step that failed (``WRITE_*``); a failure leaves no
+    temporary file and ``name`` as it was."""
     for part in (directory, name, temp):
         if b"\0" in part:
             raise ValueError(f"write_beneath: a path contains a NUL byte: {part!r}")
     if not name or b"/" in name or not temp or b"/" in temp:
         raise ValueError(f"write_beneath: {name!r} and {temp!r} must be single names")
+    parts = data if isinstance(data, (list, tuple)) else (data,)
+    cdef Py_ssize_t count = len(parts)
+    cdef Py_ssize_t held = 0
+    cdef Py_buffer* buffers = <Py_buffer*>calloc(count or 1, sizeof(Py_buffer))
+    cdef zarrx_span* spans = <zarrx_span*>calloc(count or 1, sizeof(zarrx_span))
     cdef const char* c_dir = directory
     cdef const char* c_name = name
     cdef const char* c_temp = temp
-    cdef const char* c_data = c_name  # any valid address: nothing is read when empty
-    cdef long long size = data.shape[0]
-    if size:
-        c_data = <const char*>&data[0]
     cdef int error = 0
     cdef int step
-    with nogil:
-        step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, c_data, size, &error)
+    if buffers == NULL or spans == NULL:
+        free(buffers)
+        free(spans)
+        raise MemoryError()
+    try:
+        for part in parts:  # BufferError for a buffer not contiguous in C order
+            PyObject_GetBuffer(part, &buffers[held], PyBUF_C_CONTIGUOUS)
+            spans[held].data = <const char*>buffers[held].buf
+            spans[held].size = buffers[held].len
+            held += 1
+        with nogil:
+            step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, spans, count, &error)
+    finally:
+        for i in range(held):
+            PyBuffer_Release(&buffers[i])
+        free(buffers)
+        free(spans)
     return step, error

@@ -167,6 +167,20 @@ class Store(ABC):
         """Many reads at once. High-latency stores override this to run them concurrently."""
         return [self.get(key, byte_range) for key, byte_range in requests]
 
+    def get_indexed(
+        self,
+        key: str,
+        head: ByteRange,
+        then: Callable[[bytes | None], Sequence[ByteRange]],
+    ) -> list[bytes | None]:
+        """A read that depends on a first one: the ``head`` range of ``key`` (a shard's
+        index) is read and given to ``then`` (``None``: the key is absent), which returns
+        the ranges to read next (inner chunks); their values are returned. Errors
+        ``then`` raises propagate. A store that can reads them all from one version of
+        the value with one open (:class:`~zarrx.stores.local.LocalStore`)."""
+        ranges = then(self.get(key, head))
+        return self.get_many([(key, r) for r in ranges]) if ranges else []
+
     def exists(self, key: str) -> bool:
         return self.get(key) is not None
 
@@ -184,6 +198,12 @@ class Store(ABC):
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         for key, value in items:
             self.set(key, value)
+
+    def set_parts(self, key: str, parts: Sequence[Value]) -> None:
+        """:meth:`set` of the value ``parts`` make one after the other (a shard's inner
+        chunks and index). The default joins them; a store that can write them as they
+        are (:class:`~zarrx.stores.local.LocalStore`: ``writev``) overrides it."""
+        self.set(key, b"".join(parts))
 
     @abstractmethod
     def erase(self, key: str) -> None:

@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx import imports
+from zarrx._core.shuffle import patch_sole, shuffle_strided
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
@@ -66,9 +67,17 @@ _HEADER = struct.Struct("<III")  # nbytes, blocksize, cbytes at offset 4
 _FRAME_HEADER = struct.Struct("<BBBBIII")
 #: BLOSC_VERSION_FORMAT, the only frame version c-blosc 1 decodes.
 FORMAT_VERSION = 2
+_SHUFFLED = 0x01  # BLOSC_DOSHUFFLE: each block was byte-shuffled before compression
 _MEMCPYED = 0x02  # the blocks are the data as it is, after the header
 _RESERVED = 0x08  # must be zero
 _DONT_SPLIT = 0x10  # each block is one stream, not one per byte of the type
+
+#: MIN_BUFFERSIZE: c-blosc stores smaller inputs as a plain copy.
+_MIN_BUFFERSIZE = 128
+#: Per (cname, clevel, typesize, blocksize setting, nbytes): the first 12 header bytes of
+#: a byte-shuffled frame and the block size to request with the shuffle off (see
+#: BloscCodec._head).
+_HEADS: dict[tuple[bytes, int, int, int, int], tuple[bytes, int]] = {}
 
 _lib: ModuleType | None = None
 
@@ -199,6 +208,75 @@ class BloscCodec(BytesBytesCodec):
             )
         except (RuntimeError, ValueError) as e:
             raise CodecError(f"codec 'blosc': compression failed: {e}") from e
+
+    def shuffles_bytes_of(self, itemsize: int) -> bool:
+        """Whether :meth:`encode_shuffled` can encode images of ``itemsize``-byte elements:
+        a byte shuffle over exactly those elements, and a level that compresses."""
+        return (
+            self.shuffle == "shuffle" and self.typesize == itemsize and 1 < itemsize <= 255
+            and self.clevel > 0
+        )
+
+    def encode_shuffled(self, chunk: np.ndarray, swap: int, memory: np.ndarray) -> Any:
+        """The frame :meth:`encode` makes of ``chunk``'s C-order image (each ``swap``-byte
+        unit reversed when set), laid out by one pass that also does the shuffle: the
+        elements go from where they lie to their shuffled places in ``memory`` (a scratch
+        buffer of the image's size), which is compressed with the shuffle off and the
+        block size :meth:`encode` would pick, and the header then says "shuffled". The
+        result is byte for byte the frame of the image (the shuffle is c-blosc's own
+        definition, applied per block, and nothing else in the frame depends on where it
+        happened); ``None`` when it cannot be made that way (the caller encodes the image):
+        a frame c-blosc stored as a plain copy holds the data unshuffled, so one that
+        comes back a copy of the shuffled bytes is not used, and neither is one whose
+        header differs from the one :meth:`encode` gives, checked on every frame.
+        Only for codecs :meth:`shuffles_bytes_of` the chunk's itemsize."""
+        nbytes = memory.nbytes
+        if not _MIN_BUFFERSIZE <= nbytes <= MAX_BUFFERSIZE:
+            return None
+        cname = self.cname.encode("ascii")
+        typesize = chunk.dtype.itemsize
+        key = (cname, self.clevel, typesize, self.blocksize, nbytes)
+        known = _HEADS.get(key)
+        if known is None:
+            known = _HEADS[key] = self._head(cname, typesize, nbytes)
+        head, forced = known
+        if forced == 0:
+            return None
+        blocksize = int.from_bytes(head[8:12], "little")
+        shuffle_strided(chunk, memory, blocksize, swap)
+        try:
+            # A fresh object from the compressor, handed over whole: patched in place. A
+            # plain copy, or a shuffle c-blosc did anyway (numcodecs' global-context path
+            # honours a BLOSC_SHUFFLE variable), is not the frame of the image: None.
+            frame = patch_sole(
+                _load().compress(memory, cname, self.clevel, 0, forced, typesize),
+                2, _SHUFFLED, _MEMCPYED | _SHUFFLED,
+            )
+        except (RuntimeError, ValueError) as e:
+            raise CodecError(f"codec 'blosc': compression failed: {e}") from e
+        if frame is None:
+            return None
+        return frame if frame[:12] == head else None
+
+    def _head(self, cname: bytes, typesize: int, nbytes: int) -> tuple[bytes, int]:
+        """The first 12 header bytes :meth:`encode` writes for ``nbytes`` bytes, and the
+        ``blocksize`` argument that makes c-blosc pick the same block size with the
+        shuffle off (0: none found). Both depend on the sizes and settings only, not the
+        data, so frames of zeros tell them. c-blosc treats a requested block size as a
+        start, not the answer (it enlarges it for codecs that split blocks, as it does its
+        own choice), so the candidates are the block size itself, it divided by the type
+        size, and the whole input; the first whose header matches is kept."""
+        lib = _load()
+        zeros = np.zeros(nbytes, dtype=np.uint8)
+        frame = lib.compress(zeros, cname, self.clevel, 1, self.blocksize, typesize)
+        head = bytes([frame[0], frame[1], frame[2] & ~_MEMCPYED]) + frame[3:12]
+        blocksize = int.from_bytes(head[8:12], "little")
+        for forced in (blocksize // typesize, blocksize, nbytes):
+            if forced:
+                plain = lib.compress(zeros, cname, self.clevel, 0, forced, typesize)
+                if bytes([plain[0], plain[1], plain[2] | _SHUFFLED]) + plain[3:12] == head:
+                    return head, forced
+        return head, 0
 
     def decode(self, data: Buffer, max_size: int | None) -> Buffer:
         view = as_byte_view(data, "blosc")

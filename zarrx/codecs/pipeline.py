@@ -228,15 +228,42 @@ class PreparedChain:
         # A strided or byte-swapped chunk: lay out the stored image in a scratch buffer
         # (the compressor reads it and writes fresh memory), not in a new array.
         with scratch(self.bytes_spec.nbytes) as memory:
+            swap = (
+                0 if chunk.dtype == image
+                else swap_unit(chunk.dtype) or swap_unit(image)
+                if chunk.dtype.newbyteorder() == image
+                else -1
+            )
+            shuffler = self._shuffler
+            if shuffler is not None and swap >= 0:
+                # Blosc's byte shuffle done by the layout pass itself (one pass, not two).
+                frame = shuffler.encode_shuffled(chunk, swap, memory)
+                if frame is not None:
+                    return frame
             laid_out = memory.view(image).reshape(self.bytes_spec.shape)
-            if chunk.dtype == image:
-                copy_strided(chunk, laid_out, 0)
-            elif chunk.dtype.newbyteorder() == image:
-                copy_strided(chunk, laid_out, swap_unit(chunk.dtype) or swap_unit(image))
+            if swap >= 0:
+                copy_strided(chunk, laid_out, swap)
             else:
                 np.copyto(laid_out, chunk)
             # ``memory`` is the stored image itself (what ``bytes`` would return of it).
             return self._compress(memory)
+
+    @cached_property
+    def _shuffler(self) -> Any:
+        """The chain's one bytes→bytes codec when it is a Blosc byte shuffle over the
+        stored elements (``BloscCodec.shuffles_bytes_of``) of plain (not record) elements:
+        then a strided chunk is laid out already shuffled (``encode_shuffled``)."""
+        image = self._image_dtype
+        if image is None or image.fields is not None or len(self.bytes_bytes) != 1:
+            return None
+        codec = self.bytes_bytes[0][0]
+        if codec.name != "blosc":
+            return None
+        from zarrx.codecs.blosc import BloscCodec  # loaded: the chain holds one
+
+        if type(codec) is not BloscCodec or not codec.shuffles_bytes_of(image.itemsize):
+            return None
+        return codec
 
     def _compress(self, data: Any) -> Any:
         for codec, _ in self.bytes_bytes:

@@ -159,7 +159,8 @@ class ShardLayout:
             if data is None:
                 continue
             if data is not _KEPT:
-                data = memoryview(data).cast("B")
+                if type(data) is not bytes:  # (bytes, the codecs' usual output, as they are)
+                    data = memoryview(data).cast("B")
                 nbytes = len(data)
                 body.append(data)
             elif old is None or old[2 * i] == EMPTY_INT:

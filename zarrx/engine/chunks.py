@@ -52,6 +52,9 @@ class ChunkStore:
         object.__setattr__(self, "_chains", {})
 
     def key(self, coords: tuple[int, ...]) -> str:
+        layout = self.key_layout
+        if layout is not None:  # (proven equal to the metadata's key on probes)
+            return layout[0] + layout[1].join(map(str, coords))
         return self.data_prefix + self.meta.chunk_key(coords)
 
     def keys(self, coords: np.ndarray) -> list[str]:

@@ -24,23 +24,25 @@ the engine plans, fetches, decodes and encodes inner chunks as it does chunks.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, partial
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarrx import config
-from zarrx.abc.store import ByteRange, Part, Snapshot, Stored
+from zarrx.abc.store import ByteRange, Part, Snapshot, Store, Stored
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.update import background_puts, covers, encode_chunk, new_chunk
+from zarrx.engine.update import background_writes, covers, encode_chunk, new_chunk
 from zarrx.errors import CodecError
-from zarrx.runtime.executor import in_worker, run_all
+from zarrx.runtime.executor import BackgroundWrites, in_worker, run_all
 from zarrx.runtime.place import place_each
 from zarrx.runtime.plan import ChunkProjection, plan, plan_ranges
-from zarrx.selection.layout import Layout, Points
+from zarrx.selection.layout import Layout, Points, Run
 from zarrx.stores.ranges import coalesced
 
 if TYPE_CHECKING:  # the sharding codec loads on first use, as every codec does
@@ -198,16 +200,25 @@ def _naming(cs: ChunkStore, key: str) -> Iterator[None]:
     try:
         yield
     except CodecError as e:
-        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+        raise _named(cs, key, e) from None
+
+
+def _named(cs: ChunkStore, key: str, e: CodecError) -> CodecError:
+    """``e`` naming the array and the shard (where a ``with`` costs too much)."""
+    return type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}")
 
 
 def _get_many(cs: ChunkStore, requests: Sequence[tuple[str, ByteRange | None]]) -> list[Any]:
     if not requests:
         return []
-    values = cs.store.get_many(requests)
-    if len(values) != len(requests):
+    return _answered(cs, cs.store.get_many(requests), len(requests))
+
+
+def _answered(cs: ChunkStore, values: Sequence[Any], asked: int) -> list[Any]:
+    """``values``, the store's answers to ``asked`` reads, unless some are missing."""
+    if len(values) != asked:
         raise CodecError(
-            f"{cs.node}: the store answered {len(values)} of {len(requests)} reads of "
+            f"{cs.node}: the store answered {len(values)} of {asked} reads of "
             "shards: the data read is truncated"
         )
     return list(values)
@@ -228,8 +239,27 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
         # list of inner projections does (only a shard selected whole shares its plan).
         return 1 if part.read_whole and not batched and part.shared else part.count
 
-    for batch in _batches(shard_parts(cs, shards, layout), held):
+    if _in_one_inner_chunk(shards, layout):  # a small read: planned once, on the inner grid
+        parts = _by_shard(cs, shards, plan(shards.grid, cs.meta.shape, layout))
+    else:
+        parts = shard_parts(cs, shards, layout)
+    for batch in _batches(parts, held):
         _read_batch(cs, shards, batch, out, indexes)
+
+
+def _in_one_inner_chunk(shards: ShardLayout, layout: Layout) -> bool:
+    """Whether a selection of runs lies inside one inner chunk of a shard holding several
+    (else a shard selected whole, and read in one request, could be one inner chunk)."""
+    chunk = shards.chunk_shape
+    if math.prod(shards.chunks_per_shard) < 2:  # (never the whole plan: shards may be huge)
+        return False
+    for g in layout.groups:
+        if not isinstance(g, Run) or g.count < 1:
+            return False
+        size = chunk[g.axis]
+        if g.start // size != (g.start + (g.count - 1) * g.step) // size:
+            return False
+    return True
 
 
 def _read_batch(
@@ -239,8 +269,76 @@ def _read_batch(
     out: np.ndarray,
     indexes: dict[str, np.ndarray | None],
 ) -> None:
-    # 1. The indexes of shards read in part (and, on stores with batched reads, the
-    #    shards read whole), in one batch.
+    """Read ``batch`` and decode each inner chunk (or shard read whole) into its place."""
+    work: list[partial[None]] = []  # a task per shard read whole or inner chunk
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]] = []
+    if len(batch) == 1 and not batch[0].read_whole and batch[0].key not in indexes \
+            and not cs.store.batched_reads:
+        values = _read_one(cs, shards, batch[0], out, indexes, work, wanted)
+    else:
+        values = _read_indexes(cs, shards, batch, out, indexes, work, wanted)
+    for (i, key, p, entry, target), value in zip(wanted, values):
+        if value is None or len(value) != entry.length:
+            raise CodecError(
+                f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
+                f"index says {entry.length} bytes, {0 if value is None else len(value)} "
+                "were read"
+            )
+        work[i] = partial(_place, cs, shards, target, key, p, value)
+    run_all(_call, work)
+
+
+def _read_one(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    part: ShardPart,
+    out: np.ndarray,
+    indexes: dict[str, np.ndarray | None],
+    work: list[partial[None]],
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]],
+) -> list[Any]:
+    """:func:`_read_indexes` for one shard read in part (a small read): its index, then
+    its inner chunks' byte ranges (adjacent ones merged), in one
+    :meth:`~zarrx.abc.store.Store.get_indexed` (one open of the shard where the store
+    can)."""
+    key = part.key
+    answers: list[Callable[[Sequence[bytes | None]], list[bytes | None]]] = []
+    asked: list[ByteRange] = []
+
+    def ranges(raw: bytes | None) -> list[ByteRange]:
+        index = None
+        if raw is not None:
+            try:
+                index = shards.decode_index(raw, None)
+            except CodecError as e:
+                raise _named(cs, key, e) from None
+        indexes[key] = index
+        _wanted(cs, shards, part, index, out, work, wanted)
+        if len(wanted) <= 1:
+            asked[:] = [w[3] for w in wanted]
+        else:
+            fetches, answer = coalesced([(w[1], w[3]) for w in wanted], gap=0)
+            answers.append(answer)
+            asked[:] = [r for _, r in fetches if r is not None]  # (each one is a range)
+        return asked
+
+    values = _answered(cs, cs.store.get_indexed(key, shards.index_range, ranges), len(asked))
+    return answers[0](values) if answers else values
+
+
+def _read_indexes(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    batch: list[ShardPart],
+    out: np.ndarray,
+    indexes: dict[str, np.ndarray | None],
+    work: list[partial[None]],
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]],
+) -> list[Any]:
+    """The work of ``batch`` (one task per shard read whole or inner chunk), and the
+    values of the inner chunks ``wanted``: first the indexes of shards read in part (and,
+    on stores with batched reads, the shards read whole) in one batch, then the inner
+    chunks' byte ranges, adjacent ones of a shard merged into one read."""
     batched = cs.store.batched_reads
     first: list[tuple[str, ByteRange | None]] = []
     for part in batch:
@@ -257,38 +355,39 @@ def _read_batch(
         elif value is not None:
             with _naming(cs, key):
                 indexes[key] = shards.decode_index(value, None)
-    # 2. The inner chunks' byte ranges, adjacent ones of a shard merged into one read.
-    work: list[partial[None]] = []
-    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]] = []
     for part in batch:
-        key = part.key
         if part.read_whole:
-            work.append(partial(_place_shard, cs, shards, out, part, whole.get(key, _UNREAD)))
-            continue
-        index = indexes[key]
-        target = part.target(out)
-        for p in part.items:
-            entry = None if index is None else shards.entry(index, p.coords)
-            if entry is not None:
-                wanted.append((len(work), key, p, entry, target))
-            work.append(partial(_place, cs, shards, target, key, p, None))
-    if wanted:
-        requests: list[tuple[str, ByteRange | None]] = [(w[1], w[3]) for w in wanted]
-        if len(requests) > 1:
-            fetches, answer = coalesced(requests, gap=0)
-            values = answer(_get_many(cs, fetches))
+            work.append(partial(_place_shard, cs, shards, out, part,
+                                whole.get(part.key, _UNREAD)))
         else:
-            values = _get_many(cs, requests)
-        for (i, key, p, entry, target), value in zip(wanted, values):
-            if value is None or len(value) != entry.length:
-                raise CodecError(
-                    f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
-                    f"index says {entry.length} bytes, {0 if value is None else len(value)} "
-                    "were read"
-                )
-            work[i] = partial(_place, cs, shards, target, key, p, value)
-    # 3. Each inner chunk decoded into its place.
-    run_all(_call, work)
+            _wanted(cs, shards, part, indexes[part.key], out, work, wanted)
+    if not wanted:
+        return []
+    requests: list[tuple[str, ByteRange | None]] = [(w[1], w[3]) for w in wanted]
+    if len(requests) > 1:
+        fetches, answer = coalesced(requests, gap=0)
+        return list(answer(_get_many(cs, fetches)))
+    return _get_many(cs, requests)
+
+
+def _wanted(
+    cs: ChunkStore,
+    shards: ShardLayout,
+    part: ShardPart,
+    index: np.ndarray | None,
+    out: np.ndarray,
+    work: list[partial[None]],
+    wanted: list[tuple[int, str, ChunkProjection, ByteRange, np.ndarray]],
+) -> None:
+    """A task per inner chunk of ``part`` (the fill value until its value is read), and
+    the inner chunks stored (per ``index``; ``None``: the shard is absent) in ``wanted``."""
+    key = part.key
+    target = part.target(out)
+    for p in part.items:
+        entry = None if index is None else shards.entry(index, p.coords)
+        if entry is not None:
+            wanted.append((len(work), key, p, entry, target))
+        work.append(partial(_place, cs, shards, target, key, p, None))
 
 
 _UNREAD = object()
@@ -303,7 +402,7 @@ def _place(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, key: str,
     try:
         shards.place(p, data, out)
     except CodecError as e:
-        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
+        raise _named(cs, key, e) from None
 
 
 def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: ShardPart,
@@ -337,26 +436,43 @@ def _place_shard(cs: ChunkStore, shards: ShardLayout, out: np.ndarray, part: Sha
 # -- writing ---------------------------------------------------------------------------------
 def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.ndarray) -> None:
     """Write ``value`` (the selection's buffer) into the inner chunks the selection names,
-    one atomic update per shard (see the module's docstring). Each shard is one task of
-    the chunk threads, as a chunk is; its inner chunks are encoded in turn inside it, or
-    on the pool when it is the only shard of the batch."""
+    one atomic update per shard (see the module's docstring).
+
+    A shard the write covers is as many tasks of the chunk threads as it has inner chunks
+    (in C order, shard after shard): every thread encodes inner chunks of the same shard,
+    and the one that encodes its last hands it to the I/O threads, in parts (its encoded
+    inner chunks and its index, never joined into one buffer). So the threads finish
+    together, and each shard is written while the next ones are encoded. A shard covered
+    in part is one task, as a chunk is: its inner chunks are encoded in turn inside it, or
+    on the pool when it is the only task of the batch."""
     write_empty = config.get("write_empty_chunks")
     per_shard = math.prod(shards.chunks_per_shard)
-    with background_puts(cs.store) as put:
+    with background_writes(cs.store) as writes:
         for batch in _batches(shard_parts(cs, shards, layout), _one):
-            whole = [len(part.items) == per_shard
-                     and all(_covered(shards, p) for p in part.items) for part in batch]
+            # A shard selected whole (its items the shard's whole plan) is covered:
+            # known without testing each of its inner chunks.
+            whole = [part.shared or (len(part.items) == per_shard
+                                     and all(_covered(shards, p) for p in part.items))
+                     for part in batch]
             partly = [part.key for part, w in zip(batch, whole) if not w]
             ahead = cs.store.prefetch_for_update(partly) if partly else {}
-            tasks = [partial(_write_whole, cs, shards, value, write_empty, put, part) if w
-                     else partial(_update, cs, shards, value, write_empty, part,
-                                  ahead.get(part.key))
-                     for part, w in zip(batch, whole)]
-            run_all(_call, tasks)
+            tasks: list[tuple[Callable[[Any], None], Any]] = []
+            for part, w in zip(batch, whole):
+                if w:
+                    shard = _WholeShard(cs, shards, value, write_empty, writes, part)
+                    tasks.extend(zip(repeat(shard.encode), part.items))
+                else:
+                    tasks.append((partial(_update, cs, shards, value, write_empty, part),
+                                  ahead.get(part.key)))
+            run_all(_apply, tasks)
 
 
 def _one(part: ShardPart) -> int:
     return 1
+
+
+def _apply(task: tuple[Callable[[Any], None], Any]) -> None:
+    task[0](task[1])
 
 
 def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
@@ -364,10 +480,8 @@ def _covered(shards: ShardLayout, p: ChunkProjection) -> bool:
     return p.complete and covers(p, shards.chunk_shape)
 
 
-def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart,
-                    every: bool = False) -> dict[Coords, Any]:
-    """The inner chunks of ``part`` the value covers (``every``: all of them, as the caller
-    knows), encoded (``None``: fill value)."""
+def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart) -> dict[Coords, Any]:
+    """The inner chunks of ``part`` the value covers, encoded (``None``: fill value)."""
     encoded: dict[Coords, Any] = {}
     value = part.target(value)
     chain, elements = shards.inner, shards.elements
@@ -375,24 +489,43 @@ def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart,
     def encode(p: ChunkProjection) -> None:
         encoded[p.coords] = encode_chunk(chain, elements, False, value[p.out_selection])
 
-    run_all(encode, part.items if every else [p for p in part.items if _covered(shards, p)])
+    run_all(encode, [p for p in part.items if _covered(shards, p)])
     return encoded
 
 
-def _write_whole(
-    cs: ChunkStore,
-    shards: ShardLayout,
-    value: np.ndarray,
-    write_empty: bool,
-    put: Callable[[str, Any], None],
-    part: ShardPart,
-) -> None:
-    """A shard the write covers: encoded and written, nothing read."""
-    shard = _shard_bytes(shards, _encode_covered(shards, value, part, every=True), write_empty)
-    if shard is None:
-        cs.store.erase(part.key)
-    else:
-        put(part.key, shard)
+class _WholeShard:
+    """A shard the write covers, encoded inner chunk by inner chunk by any thread
+    (:meth:`encode` of each of its items), and written (nothing read) once its last inner
+    chunk is encoded."""
+
+    def __init__(self, cs: ChunkStore, shards: ShardLayout, value: np.ndarray,
+                 write_empty: bool, writes: Store | BackgroundWrites, part: ShardPart) -> None:
+        self.cs, self.shards, self.write_empty, self.writes, self.part = (
+            cs, shards, write_empty, writes, part)
+        self.value = part.target(value)
+        self.encoded: dict[Coords, Any] = {}
+        self.left = len(part.items)
+        self.lock = threading.Lock()
+
+    def encode(self, p: ChunkProjection) -> None:
+        shards = self.shards
+        data = encode_chunk(shards.inner, shards.elements, False, self.value[p.out_selection])
+        with self.lock:
+            self.encoded[p.coords] = data
+            self.left -= 1
+            last = not self.left
+        if last:
+            self.write()
+
+    def write(self) -> None:
+        """The shard, encoded: written in parts, or erased when it holds no inner chunk
+        (and empty shards are not written)."""
+        parts = _shard_parts(self.shards, self.encoded, self.write_empty)
+        self.encoded = {}
+        if parts is None:
+            self.cs.store.erase(self.part.key)
+        else:
+            self.writes.set_parts(self.part.key, parts)
 
 
 def _update(
@@ -454,9 +587,10 @@ def _new_shard(
     return None if len(parts) == 1 and not write_empty else parts
 
 
-def _shard_bytes(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool) -> Any:
-    """The stored shard of ``entries``, or ``None`` when it holds no inner chunk (and
-    empty shards are not written)."""
+def _shard_parts(shards: ShardLayout, entries: dict[Coords, Any], write_empty: bool
+                 ) -> list[Any] | None:
+    """The stored shard of ``entries`` in parts (its inner chunks' bytes and its index), or
+    ``None`` when it holds no inner chunk (and empty shards are not written)."""
     if not write_empty and all(v is None for v in entries.values()):
         return None
-    return shards.assemble(entries)
+    return shards.parts(entries)

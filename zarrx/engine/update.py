@@ -41,10 +41,17 @@ def background_puts(store: Store) -> Iterator[Callable[[str, Any], None]]:
     """A ``put(key, value)`` that hands writes to the I/O threads, so encoding the next
     chunk overlaps writing this one; every write is done when the block ends. One thread
     (``zarrx.config``) means one: the store is then only ever called by the caller."""
+    with background_writes(store) as writes:
+        yield writes.set
+
+
+@contextmanager
+def background_writes(store: Store) -> Iterator[Store | BackgroundWrites]:
+    """:func:`background_puts` as an object with ``set`` and ``set_parts``."""
     threads = config.get("threads")
     writes = BackgroundWrites(store, limit=2 * threads) if threads > 1 else None
     try:
-        yield store.set if writes is None else writes.set
+        yield store if writes is None else writes
     except BaseException:
         if writes is not None:
             writes.wait(raise_failure=False)  # finish what was handed over; keep this error

@@ -124,21 +124,28 @@ class BackgroundWrites:
         self._failure: BaseException | None = None
 
     def set(self, key: str, value: Any) -> None:
+        self._submit(self._store.set, key, value)
+
+    def set_parts(self, key: str, parts: Any) -> None:
+        """:meth:`set` of a value in parts (the store's ``set_parts``)."""
+        self._submit(self._store.set_parts, key, parts)
+
+    def _submit(self, write: Callable[[str, Any], None], key: str, value: Any) -> None:
         self._slots.acquire()
         if self._failure is not None:
             self._slots.release()
             raise self._failure
         try:
-            future = io_pool().submit(self._set, key, value)
+            future = io_pool().submit(self._set, write, key, value)
         except BaseException:
             self._slots.release()
             raise
         with self._lock:
             self._futures.append(future)
 
-    def _set(self, key: str, value: Any) -> None:
+    def _set(self, write: Callable[[str, Any], None], key: str, value: Any) -> None:
         try:
-            self._store.set(key, value)
+            write(key, value)
         except BaseException as error:
             with self._lock:
                 if self._failure is None:

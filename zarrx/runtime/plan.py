@@ -210,11 +210,11 @@ def _small_projections(
         total *= len(entries)
     if total > config.get("batch_chunks"):
         return None
-    return [
-        ChunkProjection(tuple(e[0] for e in combo), tuple(e[1] for e in combo),
-                        tuple(e[2] for e in combo), all(e[3] for e in combo))
-        for combo in product(*per_axis)
-    ]
+    projections = []
+    for combo in product(*per_axis):
+        coords, inner, out, complete = zip(*combo)
+        projections.append(ChunkProjection(coords, inner, out, all(complete)))
+    return projections
 
 
 def _small_batch(

@@ -57,18 +57,23 @@ Group = Run | Points
 class Layout:
     """A transform's groups, its buffer shape, and the result ↔ buffer mappings."""
 
-    __slots__ = ("buffer_shape", "groups", "shape", "simple_points", "unused")
+    __slots__ = ("_plain", "buffer_shape", "groups", "shape", "simple_points", "unused")
 
     def __init__(self, transform: IndexTransform) -> None:
         shape = transform.shape
         self.shape = shape
         groups: list[Group] = []
         indexed: dict[int, Indexed] = {}
+        dims: list[int] = []  # the result dimensions of the runs, in axis order
+        forward = True
         for axis, m in enumerate(transform.maps):
             if isinstance(m, Const):
                 groups.append(Run(axis, m.value, 1, 1, None, False))
             elif isinstance(m, Strided):
-                groups.append(_run(axis, m, shape[m.dim]))
+                run = _run(axis, m, shape[m.dim])
+                groups.append(run)
+                dims.append(m.dim)
+                forward = forward and not run.backward
             else:
                 indexed[axis] = m
         if indexed:
@@ -76,6 +81,14 @@ class Layout:
             groups.sort(key=lambda g: g.axis if isinstance(g, Run) else g.axes[0])
         self.groups = tuple(groups)
         self.buffer_shape = tuple(g.count for g in groups)
+        if not indexed and dims == list(range(len(shape))):
+            #: Forward runs filling the result's dimensions in order (basic indexing
+            #: without negative steps or None): the buffer is the result reshaped.
+            self._plain = forward
+            self.unused: tuple[int, ...] = ()
+            self.simple_points = False
+            return
+        self._plain = False
         used = {d for g in groups for d in ((g.dim,) if isinstance(g, Run) else g.dims)}
         self.unused = tuple(d for d in range(len(shape)) if d not in used)
         points = [g for g in groups if isinstance(g, Points)]
@@ -187,6 +200,8 @@ class Layout:
     def read_target(self, result: np.ndarray) -> np.ndarray | None:
         """:meth:`buffer_of` ``result`` when it is a view that writes reach ``result``
         through, else ``None`` (read into a separate buffer, then copy)."""
+        if self._plain and result.flags.c_contiguous:
+            return result.reshape(self.buffer_shape)
         if self.unused and any(self.shape[d] != 1 for d in self.unused):
             return None
         buffer = self.buffer_of(result)

@@ -50,6 +50,42 @@ def numpy_transform(shape: tuple[int, ...], index: Any, node: str = "") -> Selec
     return parse_index(shape, index, node).resolve()
 
 
+def basic_transform(shape: tuple[int, ...], index: Any) -> Selected | None:
+    """:func:`numpy_transform` of the commonest small index — one integer or slice per
+    axis (a tuple, or one item for a 1-d array) — built without the general parse; the
+    same :class:`Selected` it returns. ``None`` for any other index, or for one that is
+    out of bounds or malformed: the general parse then reads it or raises NumPy's error."""
+    items = index if type(index) is tuple else (index,)
+    ndim = len(shape)
+    if len(items) != ndim or not ndim:
+        return None
+    maps: list[Any] = []
+    counts: list[int] = []
+    for axis, item in enumerate(items):
+        kind = type(item)
+        size = shape[axis]
+        if kind is slice:
+            start, stop, step = item.start, item.stop, item.step
+            if not (_plain_int(start) and _plain_int(stop) and _plain_int(step)) or step == 0:
+                return None
+            start, stop, step = item.indices(size)
+            maps.append(Strided(len(counts), start, step))
+            counts.append(len(range(start, stop, step)))
+        elif kind is int or isinstance(item, np.integer):
+            i = int(item)
+            if not -size <= i < size:
+                return None
+            maps.append(Const(i + size if i < 0 else i))
+        else:
+            return None
+    return Selected(IndexTransform(tuple(counts), tuple(maps)), "view" if counts else "scalar")
+
+
+def _plain_int(value: Any) -> bool:
+    """``None`` or a Python integer (not a bool): what a fast slice may hold."""
+    return value is None or type(value) is int
+
+
 class ParsedIndex:
     """An index whose structure is checked (types, Ellipsis, integer bounds, mask shapes)
     but whose index arrays are not yet broadcast together or checked against the array's

@@ -7,9 +7,14 @@ requests of many callers (the engine's chunk and I/O threads) and the requests o
 batch (:func:`gather`) are in flight together, however few threads zarrx has.
 
 The loop starts on first use and runs until the interpreter exits: it is stopped and its
-thread joined at exit, before finalization, so no coroutine (nor a native client's
-callback into it) runs while the interpreter is being torn down. A forked child starts
-its own loop (it has none of its parent's threads).
+thread joined at exit, before finalization, so no coroutine runs while the interpreter is
+being torn down. A native client delivers each result from a thread of its own (obstore:
+a tokio thread calls the loop's ``call_soon_threadsafe``); the loop may run the callback,
+and the caller return and leave the interpreter, before that thread is out of Python. If
+finalization starts then, the thread cannot take the GIL back, and CPython ends it with a
+forced unwind that aborts the process when the thread's stack holds Rust frames (SIGABRT
+after every write succeeded). So exit also waits until no thread that Python did not start
+runs Python code. A forked child starts its own loop (it has none of its parent's threads).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import sys
 import threading
+import time
 from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -49,12 +56,28 @@ def loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
+#: Exit waits at most this long for the loop's thread and for native threads in Python: a
+#: guard against a hang, never a deadline anything depends on.
+EXIT_GUARD = 5.0
+
+
 def _stop(running: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
-    """Stop the loop and wait (briefly) for its thread, at interpreter exit."""
-    if running.is_closed():
-        return
-    running.call_soon_threadsafe(running.stop)
-    thread.join(timeout=5)
+    """At interpreter exit: stop the loop, wait for its thread, then for native threads
+    still delivering a result (see the module's docstring)."""
+    if not running.is_closed():
+        running.call_soon_threadsafe(running.stop)
+        thread.join(timeout=EXIT_GUARD)
+    deadline = time.monotonic() + EXIT_GUARD
+    while native_threads_in_python() and time.monotonic() < deadline:
+        time.sleep(0.001)  # hands them the GIL
+
+
+def native_threads_in_python() -> list[int]:
+    """Idents of the threads running Python code now that Python did not start (a native
+    library's threads calling back into Python)."""
+    dummy = getattr(threading, "_DummyThread", ())
+    started = {t.ident for t in threading.enumerate() if not isinstance(t, dummy)}
+    return [ident for ident in sys._current_frames() if ident not in started]
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:

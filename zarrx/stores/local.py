@@ -22,11 +22,11 @@ Writes are atomic: the value goes to a temporary file in the target directory, n
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
 then put in its place. Where reads use ``openat2``, so do writes, in one call without the
 GIL (:func:`zarrx._core.files.write_beneath`: the key's directory opened beneath the root's
-descriptor, the temporary file renamed over the key: a rename, not a swap, so that ext4's
-``auto_da_alloc`` writes the new file before a crash could leave the key empty); an
-absent directory, a key that
-is a link, or anything the kernel refuses goes through :meth:`LocalStore._path` and
-:func:`os.replace` as before. Neither way is durable across a crash without ``fsync``.
+descriptor, the value's parts written by ``writev``, the temporary file renamed over the
+key: a rename, not a swap, so that ext4's ``auto_da_alloc`` writes the new file before a
+crash could leave the key empty); an absent directory, a key that is a link, or anything
+the kernel refuses goes through :meth:`LocalStore._path` and :func:`os.replace`. Neither
+way is durable across a crash without ``fsync``.
 
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
 "lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
@@ -47,7 +47,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx._core.files import (
@@ -62,12 +62,19 @@ from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
 from zarrx.errors import InvalidKeyError, StoreError
 from zarrx.runtime.executor import IO_THREADS, io_pool
 from zarrx.stores import locks, splice
+from zarrx.stores.file_reads import (
+    ABSENT,
+    READ_FLAGS,
+    open_file,
+    read_indexed,
+    read_open,
+    read_path,
+)
 from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
     is_valid_key,
     lock_name,
-    resolve_byte_range,
     validate_key,
     validate_prefix,
 )
@@ -77,8 +84,6 @@ if TYPE_CHECKING:
 
 _MIN_CONCURRENT_READS = 4  # below this, thread hand-off costs more than it saves
 _POSIX = os.name == "posix"
-_ABSENT = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 #: Whether reads may try ``openat2`` (Linux only; turned off for the process once the
@@ -92,78 +97,30 @@ _ROOT_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_PATH", os.O_RDONLY
 _CHECK = object()  # openat2 could not decide: read through the checked path
 
 
-def _read(path: str, byte_range: ByteRange | None, key: str) -> bytes | None:
-    """Read a regular file, or only the requested part of it; ``None`` if it is absent."""
-    try:
-        # O_NONBLOCK: a FIFO planted in the store must not hang the open.
-        fd = os.open(path, _READ_FLAGS)
-    except _ABSENT:
-        return None
-    except OSError as error:
-        raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-    return _read_open(fd, byte_range, key, path)
-
-
-def _read_beneath(dirfd: int, key: str, byte_range: ByteRange | None) -> Any:
-    """:func:`_read` of ``key`` below the root's descriptor through ``openat2``, or
-    :data:`_CHECK` when that open fails for any reason but an absent file."""
+def _beneath(dirfd: int, key: str, open_only: bool) -> Any:
+    """``key`` below the root's descriptor through ``openat2``: read whole, or
+    (``open_only``) opened (a descriptor); ``None`` when it is absent, :data:`_CHECK`
+    when that open fails for any other reason."""
     global use_openat2
-    name = os.fsencode(key)
     try:
-        if byte_range is None:
-            return read_beneath(dirfd, name)
-        fd = open_beneath(dirfd, name)
+        return (open_beneath if open_only else read_beneath)(dirfd, os.fsencode(key))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         if error.errno in _OPENAT2_UNSUPPORTED:
             use_openat2 = False
         return _CHECK
-    return _read_open(fd, byte_range, key, key)
 
 
-def _read_open(fd: int, byte_range: ByteRange | None, key: str, path: str) -> bytes | None:
-    """Read the open file ``fd`` (closed here) whole or in part; ``None`` if it is not
-    a regular file."""
-    try:
-        with open(fd, "rb", buffering=0) as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None
-            if byte_range is None:
-                return f.readall()
-            start, stop = resolve_byte_range(byte_range, info.st_size, key)
-            if start:
-                f.seek(start)
-            return f.read(stop - start)
-    except _ABSENT:
-        return None
-    except OSError as error:
-        raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-
-
-def _byte_view(value: bytes | bytearray | memoryview) -> memoryview:
-    """A flat byte view of ``value`` (a copy only when it is not contiguous in C order)."""
-    view = memoryview(value)
-    if view.format == "B" and view.ndim == 1:
-        return view
-    if view.c_contiguous:
-        try:
-            return view.cast("B")
-        except TypeError:  # formats memoryview cannot cast (numpy records, ...)
-            pass
-    return memoryview(view.tobytes())
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    """Write all of ``view`` to ``fd``: one ``write`` system call from the caller's buffer
-    (no Python file object, no buffering), more only if the kernel writes less."""
-    done = os.write(fd, view)
-    while done < len(view):
-        written = os.write(fd, view[done:])
-        if not written:
-            raise OSError(errno.EIO, "the file system accepted no more bytes")
-        done += written
+def _read_beneath(dirfd: int, key: str, byte_range: ByteRange | None) -> Any:
+    """A read of ``key`` below the root's descriptor through ``openat2``, or
+    :data:`_CHECK` when that open fails for any reason but an absent file."""
+    if byte_range is None:
+        return _beneath(dirfd, key, False)
+    fd = _beneath(dirfd, key, True)
+    if fd is None or fd is _CHECK:
+        return fd
+    return read_open(fd, byte_range, key, key)
 
 
 def _new_temp_names() -> None:
@@ -342,12 +299,27 @@ class LocalStore(Store):
             value = _read_beneath(dirfd, key, byte_range)
             if value is not _CHECK:
                 return value
-        return _read(self._path(key), byte_range, key)
+        return read_path(self._path(key), byte_range, key)
 
     # -- readable -----------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         validate_key(key)  # refused before any I/O
         return self._read_key(self._beneath_fd(), key, byte_range)
+
+    def get_indexed(
+        self, key: str, head: ByteRange, then: Callable[[bytes | None], Sequence[ByteRange]]
+    ) -> list[bytes | None]:
+        """:meth:`Store.get_indexed` with one open of the file: the head and the ranges
+        ``then`` asks for are read from it (one version of the value, even if a writer
+        renames another over the key meanwhile)."""
+        validate_key(key)  # refused before any I/O
+        dirfd = self._beneath_fd()
+        fd: Any = _CHECK if dirfd is None else _beneath(dirfd, key, True)
+        path = key
+        if fd is _CHECK:
+            path = self._path(key)
+            fd = open_file(path, key)
+        return read_indexed(fd, key, path, head, then)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
         """Reads run concurrently when there are several (file reads release the GIL)."""
@@ -389,11 +361,23 @@ class LocalStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self._check_writable(key)
         validate_key(key)
+        view = splice.byte_view(value)  # TypeError for str, int ... before touching the disk
+        self._write(key, view)
+
+    def set_parts(self, key: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """:meth:`set` of ``parts``, written as they are (``writev``), never joined."""
+        self._check_writable(key)
+        validate_key(key)
+        self._write(key, [part if type(part) is bytes else splice.byte_view(part)
+                          for part in parts])
+
+    def _write(self, key: str, data: memoryview | builtins.list[memoryview | bytes]) -> None:
+        """Write ``data`` (a view, or views one after the other) as the validated ``key``,
+        atomically: a temporary file beside it, renamed over it."""
         if len(key) > self._name_max // 4:  # else no name in it can be too long
             self.check_keys((key,))
-        view = _byte_view(value)  # TypeError for str, int ... before touching the disk
         dirfd = self._beneath_fd()
-        if dirfd is not None and self._set_beneath(dirfd, key, view):
+        if dirfd is not None and self._set_beneath(dirfd, key, data):
             return
         path = self._path(key)
         directory = os.path.dirname(path)
@@ -403,7 +387,7 @@ class LocalStore(Store):
             raise StoreError(f"cannot write key {key!r} under {self._root!r}: {error}") from error
         try:
             try:
-                _write_all(fd, view)
+                splice.write_run(fd, [data] if isinstance(data, memoryview) else data)
             finally:
                 os.close(fd)
             os.replace(tmp, path)
@@ -414,26 +398,36 @@ class LocalStore(Store):
                 raise StoreError(f"cannot write key {key!r} to {path!r}: {error}") from error
             raise
 
-    def _set_beneath(self, dirfd: int, key: str, view: memoryview) -> bool:
+    def _set_beneath(
+        self, dirfd: int, key: str, data: memoryview | builtins.list[memoryview | bytes]
+    ) -> bool:
         """Write a validated key through ``write_beneath``; ``False`` (nothing written)
-        when the checked path must decide: an absent directory (made there), a link, ..."""
+        when the checked path must decide: an absent directory (made there), a link, ...
+        A large file it replaces is freed after the write (:func:`splice.hold`)."""
         global use_openat2
         bdir, _, bname = os.fsencode(key).rpartition(b"/")
-        for _ in range(8):  # a temporary name taken meanwhile: try another
-            step, code = write_beneath(dirfd, bdir, bname, os.fsencode(_temp_name()), view)
-            if not step:
-                return True
-            if step == WRITE_TEMP and code == errno.EEXIST:
-                continue
-            if step == WRITE_DIRECTORY and code in _OPENAT2_UNSUPPORTED:
-                use_openat2 = False
-                return False
-            if step in (WRITE_DIRECTORY, WRITE_LINK) or code in (errno.ENOENT, errno.ENOTDIR):
-                return False  # absent (made there), a link, or removed meanwhile: let it decide
-            at = f"under {self._root!r}" if step == WRITE_TEMP else f"to {self._root_sep + key!r}"
-            error = OSError(code, os.strerror(code))
-            raise StoreError(f"cannot write key {key!r} {at}: {error}") from error
-        return False
+        size = sum(map(len, data if isinstance(data, list) else [data]))
+        old = splice.hold(dirfd, key) if size >= splice.CLOSE_LATER else None
+        try:
+            for _ in range(8):  # a temporary name taken meanwhile: try another
+                step, code = write_beneath(dirfd, bdir, bname, os.fsencode(_temp_name()), data)
+                if not step:
+                    return True
+                if step == WRITE_TEMP and code == errno.EEXIST:
+                    continue
+                if step == WRITE_DIRECTORY and code in _OPENAT2_UNSUPPORTED:
+                    use_openat2 = False
+                    return False
+                if step in (WRITE_DIRECTORY, WRITE_LINK) or code in (errno.ENOENT, errno.ENOTDIR):
+                    return False  # absent (made there), a link, or removed meanwhile
+                at = (f"under {self._root!r}" if step == WRITE_TEMP
+                      else f"to {self._root_sep + key!r}")
+                error = OSError(code, os.strerror(code))
+                raise StoreError(f"cannot write key {key!r} {at}: {error}") from error
+            return False
+        finally:
+            if old is not None:
+                splice.close_later(*old)
 
     @staticmethod
     def _open_temp(directory: str) -> tuple[int, str]:
@@ -507,8 +501,8 @@ class LocalStore(Store):
         lock_file = os.path.join(directory, lock_name(name, self._name_max))
         with locks.hold_lock_file(lock_file, repr(key)) as held:
             try:
-                fd = os.open(path, _READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
-            except _ABSENT:
+                fd = os.open(path, READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
+            except ABSENT:
                 fd = None
             except OSError as error:
                 raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
@@ -585,7 +579,7 @@ class LocalStore(Store):
 
         try:
             entries = list(os.scandir(directory))
-        except _ABSENT:
+        except ABSENT:
             return
         for entry in entries:
             try:
