@@ -162,6 +162,70 @@ def test_copy_strided_swap_matches_reference(case):
     assert_same_bytes(dst_base, expected)
 
 
+@settings(max_examples=300, deadline=None)
+@given(copy_cases())
+def test_copy_strided_stream_matches_numpy(case):
+    """Streaming stores change how bytes are written, never which."""
+    src, dst_base, layout, _ = case
+    expected = dst_base.copy()
+    apply(expected, layout)[...] = src
+    copy_strided(src, apply(dst_base, layout), 0, True)
+    assert_same_bytes(dst_base, expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["u1", "<f4", ">f8", "V3", "c16"]),
+    st.integers(0, 127),  # where the destination starts, past a 64-byte boundary
+    st.integers(1, 6),  # rows
+    st.integers(1, 5000),  # bytes per row (rounded down to whole elements)
+    st.integers(0, 200),  # gap between the destination's rows, in bytes
+    st.sampled_from([1, 1, 2, 3]),  # the source's step: strided rows are gathered first
+    st.integers(0, 2**32 - 1),
+)
+def test_copy_strided_stream_rows_at_any_alignment(dtype, offset, rows, nbytes, gap, step,
+                                                   seed):
+    """Rows long enough to stream, starting anywhere in a cache line, from a contiguous or
+    strided source (gathered in pieces): the partial lines at either end and the whole
+    lines between hold the source, and nothing around the destination changes."""
+    dtype = np.dtype(dtype)
+    per_row = max(1, nbytes // dtype.itemsize)
+    row_bytes = per_row * dtype.itemsize
+    stride = row_bytes + gap - gap % dtype.itemsize
+    rng = np.random.default_rng(seed)
+    memory = np.zeros(offset + stride * rows + 256, dtype=np.uint8)
+    start = offset + (-memory.ctypes.data) % 64  # offset bytes past a line boundary
+    memory[:] = rng.integers(0, 256, memory.size, dtype=np.uint8)
+    expected = memory.copy()
+    dst = np.lib.stride_tricks.as_strided(
+        memory[start:].view(np.uint8)[: stride * (rows - 1) + row_bytes],
+        shape=(rows, row_bytes), strides=(stride, 1),
+    )
+    src = random_array(rng, (rows, per_row * step), dtype)[:, ::step]
+    dst_view = dst.view(dtype) if dtype.itemsize > 1 else dst
+    np.lib.stride_tricks.as_strided(
+        expected[start:], shape=(rows, row_bytes), strides=(stride, 1))[...] = (
+        np.ascontiguousarray(src).view(np.uint8).reshape(rows, row_bytes))
+    copy_strided(src, dst_view, 0, True)
+    np.testing.assert_array_equal(memory, expected)
+
+
+@pytest.mark.parametrize("dtype", [">u2", ">f4", ">f8", ">c8", ">c16"])
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 100, 511, 512, 513, 2000])
+def test_copy_strided_stream_swapped_rows(dtype, n):
+    """Byte-swapped rows streamed through the gathering buffer, at every length around
+    its size."""
+    dtype = np.dtype(dtype)
+    swap = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+    rng = np.random.default_rng(n)
+    src = random_array(rng, (3, n), dtype)
+    memory = random_array(rng, (3 * n + 9,), dtype.newbyteorder())
+    expected = memory.copy()
+    expected[5 : 5 + 3 * n] = swapped(src, swap).reshape(-1).view(expected.dtype)
+    copy_strided(src, memory[5 : 5 + 3 * n].reshape(3, n), swap, True)
+    assert_same_bytes(memory, expected)
+
+
 BIG_CASES = {  # name: (base shape, view of the source, destination shape)
     "T2": ((300, 257), lambda a: a.T),
     "T2-square": ((64, 64), lambda a: a.T),

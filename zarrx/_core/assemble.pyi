@@ -6,8 +6,11 @@ What each function takes, checks, trusts and guarantees: ``zarrx/_core/README.md
 import numpy as np
 from typing_extensions import Buffer
 
-def copy_strided(src: np.ndarray, dst: np.ndarray, swap: int = 0) -> None:
-    """Copy src into dst (same shape and itemsize), reversing each swap-byte unit if swap."""
+def copy_strided(
+    src: np.ndarray, dst: np.ndarray, swap: int = 0, stream: bool = False
+) -> None:
+    """Copy src into dst (same shape and itemsize), reversing each swap-byte unit if swap;
+    stream: write contiguous rows with streaming (non-temporal) stores."""
 
 def fill(dst: np.ndarray, value: Buffer) -> None:
     """Set every element of dst to the itemsize-byte pattern value."""

@@ -66,6 +66,38 @@ cdef extern from *:
     #define zx_swap4_avx2 zx_swap4
     #define zx_swap8_avx2 zx_swap8
     #endif
+    /* Streaming (non-temporal) stores: a row copied into memory that is not read again
+       soon (a result larger than the caches) is written around the cache, which saves
+       reading each destination line from memory before writing it (and the eviction of
+       useful lines). Only whole 64-byte lines are streamed; the partial lines at either
+       end of the row are plain stores. SSE2, the x86-64 baseline; a plain memcpy
+       elsewhere. Visible to other threads after zx_stream_fence(). */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static void zx_stream_copy(char* d, const char* s, Py_ssize_t n) {
+        Py_ssize_t head = (Py_ssize_t)((64 - ((size_t)d & 63)) & 63);
+        if (n - head < 64) { memcpy(d, s, (size_t)n); return; }
+        memcpy(d, s, (size_t)head);
+        d += head; s += head; n -= head;
+        for (; n >= 64; n -= 64, d += 64, s += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i*)s);
+            __m128i b = _mm_loadu_si128((const __m128i*)(s + 16));
+            __m128i c = _mm_loadu_si128((const __m128i*)(s + 32));
+            __m128i e = _mm_loadu_si128((const __m128i*)(s + 48));
+            _mm_stream_si128((__m128i*)d, a);
+            _mm_stream_si128((__m128i*)(d + 16), b);
+            _mm_stream_si128((__m128i*)(d + 32), c);
+            _mm_stream_si128((__m128i*)(d + 48), e);
+        }
+        memcpy(d, s, (size_t)n);
+    }
+    static void zx_stream_fence(void) { _mm_sfence(); }
+    #else
+    static void zx_stream_copy(char* d, const char* s, Py_ssize_t n) {
+        memcpy(d, s, (size_t)n);
+    }
+    static void zx_stream_fence(void) {}
+    #endif
     static void zx_swap_units(char* d, const char* s, Py_ssize_t n, int size) {
         if (size == 2) (zx_have_avx2 ? zx_swap2_avx2 : zx_swap2)(d, s, n);
         else if (size == 4) (zx_have_avx2 ? zx_swap4_avx2 : zx_swap4)(d, s, n);
@@ -78,6 +110,8 @@ cdef extern from *:
     void zx_cpu_init() noexcept nogil
     int zx_set_avx2(int on) noexcept nogil
     void zx_swap_units(char* d, const char* s, Py_ssize_t n, int size) noexcept nogil
+    void zx_stream_copy(char* d, const char* s, Py_ssize_t n) noexcept nogil
+    void zx_stream_fence() noexcept nogil
 
 cdef extern from "numpy/arrayobject.h":
     bint PyDataType_REFCHK(cnp.PyArray_Descr*) noexcept nogil
@@ -90,6 +124,8 @@ cdef enum:
     TILE = 64             # elements per side of a transpose tile (at most TILE_BYTES a row)
     TILE_BYTES = 256
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
+    STREAM_ROW = 128      # rows shorter than this are copied with plain stores
+    STREAM_PIECE = 2048   # bytes gathered at a time for a streamed row of a strided source
 
 ctypedef fused word:
     uint8_t
@@ -296,11 +332,34 @@ cdef void _row_units(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss, Py_ss
         d += ds
 
 
+cdef void _stream_gathered(char* d, const char* s, Py_ssize_t ss, Py_ssize_t n,
+                           Py_ssize_t itemsize, int swap) noexcept nogil:
+    """A contiguous destination row from a strided (or byte-swapped) source: gathered
+    piece by piece into a buffer that stays in L1, each piece then streamed out."""
+    cdef char piece[STREAM_PIECE]
+    cdef Py_ssize_t k, per = STREAM_PIECE // itemsize
+    while n > 0:
+        k = n if n < per else per
+        _copy_row(piece, itemsize, s, ss, k, itemsize, swap)
+        zx_stream_copy(d, piece, k * itemsize)
+        d += k * itemsize
+        s += k * ss
+        n -= k
+
+
 cdef void _copy_row(char* d, Py_ssize_t ds, const char* s, Py_ssize_t ss, Py_ssize_t n,
-                    Py_ssize_t itemsize, int swap) noexcept nogil:
-    """Copy one row of n elements: the innermost loop of every kernel here."""
+                    Py_ssize_t itemsize, int swap, bint stream=False) noexcept nogil:
+    """Copy one row of n elements: the innermost loop of every kernel here. ``stream``:
+    a row of at least ``STREAM_ROW`` bytes contiguous in the destination is written with
+    streaming stores (from a strided or swapped source through a gathering buffer)."""
     if ds == itemsize and ss == itemsize and swap == 0:
-        memcpy(d, s, n * itemsize)
+        if stream and n * itemsize >= STREAM_ROW:
+            zx_stream_copy(d, s, n * itemsize)
+        else:
+            memcpy(d, s, n * itemsize)
+    elif (stream and ds == itemsize and n * itemsize >= STREAM_ROW
+          and STREAM_PIECE % itemsize == 0):
+        _stream_gathered(d, s, ss, n, itemsize, swap)
     elif ds == itemsize and ss == itemsize and swap <= 8:
         zx_swap_units(d, s, n * (itemsize // swap), swap)
     elif swap == 0 or swap == itemsize:
@@ -355,7 +414,7 @@ cdef void _copy_tiled(char* d, Py_ssize_t d0, Py_ssize_t d1, const char* s, Py_s
         i0 += t
 
 
-cdef void _copy_walk(Walk* w, Py_ssize_t itemsize, int swap) noexcept nogil:
+cdef void _copy_walk(Walk* w, Py_ssize_t itemsize, int swap, bint stream) noexcept nogil:
     cdef Py_ssize_t idx[MAXDIMS]
     cdef char* d = w.d
     cdef const char* s = w.s
@@ -380,9 +439,11 @@ cdef void _copy_walk(Walk* w, Py_ssize_t itemsize, int swap) noexcept nogil:
             _copy_tiled(d, w.ds[last - 1], w.ds[last], s, w.ss[last - 1], w.ss[last],
                         w.shape[last - 1], w.shape[last], itemsize, swap)
         else:
-            _copy_row(d, w.ds[last], s, w.ss[last], w.shape[last], itemsize, swap)
+            _copy_row(d, w.ds[last], s, w.ss[last], w.shape[last], itemsize, swap, stream)
         if not _next(w, nouter, idx, &d, &s):
             break
+    if stream:
+        zx_stream_fence()
 
 
 cdef inline bint _has_refs(cnp.ndarray a) noexcept:
@@ -402,8 +463,10 @@ cdef void _extent(cnp.ndarray a, Py_ssize_t itemsize, char** lo, char** hi) noex
     hi[0] += itemsize
 
 
-def copy_strided(cnp.ndarray src not None, cnp.ndarray dst not None, int swap=0):
-    """Copy src into dst element by element, optionally byte-swapping; see assemble.pyi."""
+def copy_strided(cnp.ndarray src not None, cnp.ndarray dst not None, int swap=0,
+                 bint stream=False):
+    """Copy src into dst element by element, optionally byte-swapping, optionally with
+    streaming stores; see assemble.pyi."""
     cdef int nd = cnp.PyArray_NDIM(dst), i
     cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(dst), n
     cdef char* slo
@@ -451,10 +514,10 @@ def copy_strided(cnp.ndarray src not None, cnp.ndarray dst not None, int swap=0)
     _setup(&w, dst, src)
     _normalize(&w, itemsize)
     if n * itemsize < NOGIL_BYTES:
-        _copy_walk(&w, itemsize, swap)
+        _copy_walk(&w, itemsize, swap, stream)
     else:
         with nogil:
-            _copy_walk(&w, itemsize, swap)
+            _copy_walk(&w, itemsize, swap, stream)
 
 
 # ---------------------------------------------------------------------- fill and test

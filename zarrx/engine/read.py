@@ -4,19 +4,21 @@ chunk by inner chunk (:mod:`.shards`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx._core.memory import empty_aligned
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.shards import read_shards
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import run_all
-from zarrx.runtime.place import place_selection
+from zarrx.runtime.place import place_selection, streamed
 from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
 from zarrx.selection.layout import Layout
 
@@ -28,11 +30,11 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
     """A new array holding the selection of ``layout`` (NumPy's result, C-contiguous):
     each touched chunk fetched and decoded once, straight into the result where the
     selection's buffer is a view of it."""
-    out = np.empty(layout.shape, dtype=cs.meta.dtype)
+    out = _new(layout.shape, cs.meta.dtype)
     if out.size == 0:
         return out
     target = layout.read_target(out)
-    buffer = target if target is not None else np.empty(layout.buffer_shape, cs.meta.dtype)
+    buffer = target if target is not None else _new(layout.buffer_shape, cs.meta.dtype)
     if cs.shards is not None:
         read_shards(cs, cs.shards, layout, buffer)
     else:
@@ -40,6 +42,16 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
     if target is None:
         out[...] = layout.result(buffer)
     return out
+
+
+def _new(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array for a result: where chunks are written into it with
+    streaming stores (a large one, :mod:`zarrx.runtime.place`), its memory starts on a
+    huge-page boundary (:mod:`zarrx._core.memory`), so that the rows of chunks are whole
+    cache lines of it; else NumPy's own."""
+    if streamed(math.prod(shape) * dtype.itemsize):
+        return empty_aligned(shape, dtype)
+    return np.empty(shape, dtype)
 
 
 def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.ndarray) -> None:

@@ -37,11 +37,13 @@ class Elements:
         variable = is_variable_length(dtype)
         return cls(fill_value, variable, b"" if variable else fill_bytes(dtype, fill_value))
 
-    def copy(self, src: np.ndarray, dst: np.ndarray) -> None:
+    def copy(self, src: np.ndarray, dst: np.ndarray, stream: bool = False) -> None:
+        """``dst[...] = src``; ``stream``: ``dst`` is not read again soon (a large result):
+        write it around the cache (:func:`zarrx._core.assemble.copy_strided`)."""
         if self.variable or (src.dtype.fields is not None and src.dtype != dst.dtype):
             dst[...] = src
         else:
-            copy_strided(src, dst, swap_unit(src.dtype))
+            copy_strided(src, dst, swap_unit(src.dtype), stream)
 
     def fill_region(self, dst: np.ndarray) -> None:
         if self.variable:

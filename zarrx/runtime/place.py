@@ -3,6 +3,12 @@
 The whole chunk in its stored layout is decompressed straight into the output; any other
 share is decoded into a per-thread scratch buffer and copied from there (see
 :meth:`zarrx.codecs.pipeline.PreparedChain.decoded`). An absent chunk is the fill value.
+
+The copy into an output larger than the caches (:data:`STREAM_BYTES`; the whole array
+it is part of) writes with streaming stores: its lines are not read from memory before
+they are written, and do not evict the scratch chunk and the codec's state. (The engine
+allocates large results on a huge-page boundary, :func:`zarrx._core.memory.empty_aligned`,
+so that the rows of a chunk are whole cache lines of the result.)
 """
 
 from __future__ import annotations
@@ -17,6 +23,22 @@ from zarrx.errors import CodecError
 from zarrx.runtime.elements import Elements
 from zarrx.runtime.plan import ChunkProjection
 from zarrx.runtime.scratch import scratch
+
+#: An output (the whole array it is a view of) at least this large is written with
+#: streaming stores: larger than the last-level caches, its lines would be evicted before
+#: they are read again anyway.
+STREAM_BYTES = 32 * 2**20
+
+
+def streams(out: np.ndarray) -> bool:
+    """Whether chunks are copied into ``out`` with streaming stores (see above)."""
+    base = out.base
+    return streamed((base if isinstance(base, np.ndarray) else out).nbytes)
+
+
+def streamed(nbytes: int) -> bool:
+    """Whether chunks are copied into an output of ``nbytes`` with streaming stores."""
+    return nbytes >= STREAM_BYTES
 
 
 class Decoder(Protocol):
@@ -59,7 +81,7 @@ def place_selection(
         elements.fill_region(dst)
     elif not chain.decode_into(data, dst):
         with chain.decoded(data) as chunk:
-            elements.copy(chunk[chunk_selection], dst)
+            elements.copy(chunk[chunk_selection], dst, streams(out))
 
 
 def place_each(
@@ -85,6 +107,7 @@ def place_each(
     nbytes = out.dtype.itemsize
     for n in chunk_shape:
         nbytes *= n
+    stream = streams(out)
     with scratch(nbytes) as memory:
         chunk = memory.view(out.dtype).reshape(chunk_shape)
         for p, data in items:
@@ -99,7 +122,7 @@ def place_each(
                       and chain.decode_into(data, dst)):
                     pass  # a whole chunk in the output's layout: decoded in place
                 elif chain.decode_into(data, chunk):
-                    elements.copy(chunk[p.chunk_selection], dst)
+                    elements.copy(chunk[p.chunk_selection], dst, stream)
                 else:
                     place(chain, elements, p, data, out)
             except CodecError as e:
