@@ -19,6 +19,7 @@ from zarrx._core.files import (
     WRITE_TEMP,
     open_beneath,
     read_beneath,
+    read_many_beneath,
     write_beneath,
 )
 
@@ -107,6 +108,39 @@ def test_bad_arguments(root: tuple[int, Path]) -> None:
     with pytest.raises(OSError, match="x") as caught:
         read_beneath(-1, b"x")
     assert caught.value.errno == errno.EBADF
+
+
+def test_read_many_answers_as_read_beneath_does(root: tuple[int, Path]) -> None:
+    """Each path as read_beneath reads it: the value, or None; where read_beneath raises
+    (a path out of the root, a bad descriptor) an errno to read that one alone; over more
+    files than one call holds open (64), in order, files of every size."""
+    fd, path = root
+    (path / "a").mkdir()
+    (path / "up").symlink_to("../outside")
+    (path / "a" / "rel").symlink_to("k")
+    os.mkfifo(path / "fifo")
+    rng = np.random.default_rng(5)
+    names = []
+    for i in range(150):
+        size = int(rng.choice([0, 1, 7, 4096, 70_000]))
+        (path / f"f{i}").write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+        names.append(f"f{i}".encode())
+    (path / "a" / "k").write_bytes(b"value")
+    odd = [b"absent", b"a/k/below", b"a", b"fifo", b"a/rel", b"a/k"]
+    descriptors = len(os.listdir("/proc/self/fd"))
+    paths = [*names[:70], *odd, *names[70:]]
+    got = read_many_beneath(fd, paths)
+    assert len(got) == len(paths)
+    for name, value in zip(paths, got):
+        assert value == read_beneath(fd, name), name
+    escaping = [b"../outside", b"up", b"/etc/passwd"]
+    assert read_many_beneath(fd, [b"a/k", *escaping]) == [b"value"] + [errno.EXDEV] * 3
+    assert read_many_beneath(fd, [b"a\0b", b"a/k"]) == [0, b"value"]  # NUL: read alone
+    assert read_many_beneath(-1, [b"a/k"]) == [errno.EBADF]
+    assert read_many_beneath(fd, []) == []
+    with pytest.raises(TypeError):
+        read_many_beneath(fd, ["text"])  # type: ignore[list-item]
+    assert len(os.listdir("/proc/self/fd")) == descriptors  # every file closed again
 
 
 # -- write_beneath --------------------------------------------------------------------------

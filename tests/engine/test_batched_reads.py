@@ -93,3 +93,61 @@ def test_a_corrupt_index_names_the_shard() -> None:
     store.set("c/0/1", store.get("c/0/1")[: -len(index)] + b"\x00" * len(index))
     with pytest.raises(CodecError, match="c/0/1"):
         a[1:3, 1:7]
+
+
+class Counted(MemoryStore):
+    """A memory store without batched reads that counts its whole-key reads by kind."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.singles = 0
+        self.batches: list[int] = []
+        self.lock_ = threading.Lock()
+
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        with self.lock_:
+            self.singles += 1
+        return super().get(key, byte_range)
+
+    def get_many(self, requests: Any) -> list[bytes | None]:
+        requests = list(requests)
+        with self.lock_:
+            self.batches.append(len(requests))
+        return [MemoryStore.get(self, key, r) for key, r in requests]  # not counted as singles
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tiny_chunks_are_fetched_in_one_batch_and_placed_by_the_caller(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks under INLINE_BYTES are read with one get_many per batch even where the store
+    reads one key at a time, and placed without the chunk threads; larger chunks are
+    still read by the chunk threads, key by key. Both equal NumPy."""
+    from zarrx.engine import read
+
+    shared: list[int] = []  # how many chunks were shared out to the chunk threads
+    run_all = read.run_all
+    monkeypatch.setattr(read, "run_all", lambda fn, items: (
+        shared.append(len(items)), run_all(fn, items))[1])  # type: ignore[arg-type]
+    data = np.arange(64 * 64, dtype="<i4").reshape(64, 64)
+    store = Counted()
+    small = zarrx.create_array(store, name="small", shape=data.shape, dtype="i4",
+                               chunks=(4, 4), compressors=None)  # 64 bytes a chunk
+    side = int((read.INLINE_BYTES // 4) ** 0.5)
+    large = zarrx.create_array(store, name="large", shape=(side * 2, side * 2), dtype="i4",
+                               chunks=(side, side))  # INLINE_BYTES a chunk: not tiny
+    small[...] = data
+    large[...] = np.arange(side * side * 4, dtype="<i4").reshape(side * 2, side * 2)
+    with zarrx.config.set(threads=threads):
+        store.singles, store.batches = 0, []
+        np.testing.assert_array_equal(small[3:61:2, 5:], data[3:61:2, 5:])
+        assert store.singles == 0
+        assert sum(store.batches) == 15 * 15
+        assert shared == []
+        store.singles, store.batches = 0, []
+        got = large[1:, :-1]
+        assert store.singles == 4
+        assert store.batches == []
+        assert shared == [4]
+    np.testing.assert_array_equal(
+        got, np.arange(side * side * 4, dtype="<i4").reshape(side * 2, side * 2)[1:, :-1])

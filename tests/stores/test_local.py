@@ -342,7 +342,8 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
     for key in keys:
         store.set(key, key.encode())
     threads = set()
-    for name in ("read_path", "_read_beneath"):  # the checked path and the openat2 one
+    # the checked path, the openat2 one, and the openat2 one for whole files in a batch
+    for name in ("read_path", "_read_beneath", "read_many_beneath"):
         real_read = getattr(local_module, name)
 
         def recording_read(*args: object, real_read: Any = real_read) -> Any:
@@ -351,6 +352,7 @@ def test_get_many_reads_concurrently(root: Path, monkeypatch: pytest.MonkeyPatch
 
         monkeypatch.setattr(local_module, name, recording_read)
     assert store.get_many([(k, None) for k in keys]) == [k.encode() for k in keys]
+    assert threads
     assert all(name.startswith("zarrx-io") for name in threads)
     threads.clear()
     assert store.get_many([("c/1", None)]) == [b"c/1"]

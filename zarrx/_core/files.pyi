@@ -14,6 +14,10 @@ def open_beneath(dirfd: int, path: bytes) -> int:
 def read_beneath(dirfd: int, path: bytes) -> bytes | None:
     """The whole regular file ``path`` below ``dirfd``; ``None`` if absent or not regular."""
 
+def read_many_beneath(dirfd: int, paths: Sequence[bytes]) -> list[bytes | int | None]:
+    """Each regular file of ``paths`` below ``dirfd`` read whole (``None``: absent or not
+    regular; an ``int``: read that one alone), holding the GIL only to make the values."""
+
 WRITE_DIRECTORY: int
 WRITE_LINK: int
 WRITE_TEMP: int

@@ -20,7 +20,7 @@ import os
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdlib cimport calloc, free
-from libc.errno cimport EINTR, errno
+from libc.errno cimport EINTR, ENOENT, ENOTDIR, errno
 
 cdef extern from *:
     """
@@ -295,6 +295,98 @@ cdef object _read_all(int fd, Py_ssize_t size, bytes path):
         if not part:
             return b"".join(rest)
         rest.append(part)
+
+
+cdef enum:
+    _GROUP = 64  # how many files read_many_beneath holds open at once
+
+
+def read_many_beneath(int dirfd, paths not None):
+    """The whole content of each regular file of ``paths`` below ``dirfd``, as
+    :func:`read_beneath` reads one, in one call per 64 files that holds the GIL only to
+    make the values: a list with, for each path, its bytes, ``None`` when it is absent
+    (``ENOENT``, ``ENOTDIR``) or not a regular file, or an ``int`` when this call cannot
+    say (the errno of a failed open, ``stat`` or read, or ``0`` for a file that grew or a
+    path with a NUL byte): the caller reads that one alone to raise or fall back."""
+    cdef tuple items = tuple(paths)
+    cdef Py_ssize_t n = len(items), start, i, count
+    cdef const char* names[_GROUP]
+    cdef char* bases[_GROUP]
+    cdef int fds[_GROUP]
+    cdef int codes[_GROUP]  # 0 read, -1 not regular, -2 grew, else an errno
+    cdef long long sizes[_GROUP]
+    cdef long long filled[_GROUP]
+    cdef long long got
+    cdef int kind
+    cdef char probe[1]
+    out = [None] * n
+    for start in range(0, n, _GROUP):
+        count = min(_GROUP, n - start)
+        for i in range(count):
+            path = items[start + i]
+            if type(path) is not bytes:
+                raise TypeError(f"read_many_beneath: expected bytes, got {type(path).__name__}")
+            if b"\0" in path:
+                names[i] = NULL
+            else:
+                names[i] = PyBytes_AS_STRING(path)
+            bases[i] = NULL
+        with nogil:
+            for i in range(count):
+                fds[i] = -1
+                codes[i] = 0
+                if names[i] == NULL:
+                    continue
+                fds[i] = zarrx_open_beneath(dirfd, names[i])
+                if fds[i] < 0:
+                    codes[i] = -fds[i]
+                    continue
+                kind = zarrx_regular_size(fds[i], &sizes[i])
+                if kind <= 0:
+                    codes[i] = -kind if kind < 0 else -1
+                    zarrx_close(fds[i])
+                    fds[i] = -1
+        try:
+            for i in range(count):
+                if fds[i] >= 0:
+                    value = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>sizes[i])
+                    out[start + i] = value
+                    bases[i] = PyBytes_AS_STRING(value)
+        finally:
+            with nogil:
+                for i in range(count):
+                    if fds[i] < 0:
+                        continue
+                    filled[i] = 0
+                    while bases[i] != NULL and filled[i] < sizes[i]:
+                        got = zarrx_read(fds[i], bases[i] + filled[i], sizes[i] - filled[i])
+                        if got > 0:
+                            filled[i] += got
+                        elif got == 0:
+                            break
+                        elif errno != EINTR:
+                            codes[i] = errno
+                            break
+                    if bases[i] != NULL and codes[i] == 0 and filled[i] == sizes[i]:
+                        while True:  # the end of the file must come now
+                            got = zarrx_read(fds[i], probe, 1)
+                            if got >= 0 or errno != EINTR:
+                                break
+                        if got < 0:
+                            codes[i] = errno
+                        elif got > 0:
+                            codes[i] = -2
+                    zarrx_close(fds[i])
+        for i in range(count):
+            if codes[i] == -1 or codes[i] == ENOENT or codes[i] == ENOTDIR:
+                out[start + i] = None
+            elif codes[i] == -2 or names[i] == NULL:
+                out[start + i] = 0
+            elif codes[i]:
+                out[start + i] = codes[i]
+            elif filled[i] < sizes[i]:  # the file shrank since fstat
+                out[start + i] = out[start + i][:filled[i]]
+    return out
 
 
 #: The steps :func:`write_beneath` reports a failure of.

@@ -70,14 +70,24 @@ def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray)
         keys = cs.keys(batch.coords)
         chains = cs.chains(batch.coords)
         parts = _partial_reads(cs, batch, chains)
-        if cs.store.batched_reads:
+        tiny = n > 1 and chains[0].spec.nbytes < INLINE_BYTES
+        if cs.store.batched_reads or tiny:
             fetched: list[Any] = _fetch(cs, keys, parts)
         else:
             fetched = [_UNREAD] * n
-        run_all(partial(_assemble, cs, out, batch, keys, chains, parts, fetched), range(n))
+        assemble = partial(_assemble, cs, out, batch, keys, chains, parts, fetched)
+        if tiny:  # fetched together; then their Python, which holds the GIL, is all there
+            for i in range(n):  # is to them: threads would only take turns
+                assemble(i)
+        else:
+            run_all(assemble, range(n))
 
 
 _UNREAD = object()  # a value the worker reads itself (stores without batched reads)
+#: Chunks smaller than this (decoded) are read in one batch (``get_many``) and placed by
+#: the caller: decoding and placing one costs less than the GIL hand-offs of sharing
+#: them out to the chunk threads.
+INLINE_BYTES = 16 << 10
 
 
 def _partial_reads(

@@ -56,6 +56,7 @@ from zarrx._core.files import (
     WRITE_TEMP,
     open_beneath,
     read_beneath,
+    read_many_beneath,
     write_beneath,
 )
 from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
@@ -326,12 +327,17 @@ class LocalStore(Store):
         for key, _ in requests:
             validate_key(key)  # every key refused before any read
         dirfd = self._beneath_fd()
-        if len(requests) < _MIN_CONCURRENT_READS:
-            return [self._read_key(dirfd, key, r) for key, r in requests]
 
         def read_part(part: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
-            return [self._read_key(dirfd, key, r) for key, r in part]
+            if dirfd is None or any(r is not None for _, r in part):
+                return [self._read_key(dirfd, key, r) for key, r in part]
+            # Whole files, 64 a call without the GIL; one it cannot settle is read alone.
+            found = read_many_beneath(dirfd, [os.fsencode(key) for key, _ in part])
+            return [self._read_key(dirfd, key, None) if isinstance(value, int) else value
+                    for (key, _), value in zip(part, found)]
 
+        if len(requests) < _MIN_CONCURRENT_READS:
+            return read_part(requests)
         # One task per slice, not per key: a thousand small reads are not a thousand hand-offs.
         size = -(-len(requests) // IO_THREADS)
         slices = [requests[i:i + size] for i in range(0, len(requests), size)]
