@@ -31,6 +31,16 @@ ARRAYS = {
 
 #: One fresh interpreter: only the standard library and NumPy are imported before the
 #: threads meet at the barrier; each then imports zarrx's pieces through its first calls.
+#: How each script ends: its threads started together, joined, their failures reported.
+RUN_THREADS = """
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("\\n".join(failures))
+sys.exit(1 if failures else 0)
+"""
+
 FIRST_USE = """
 import sys, threading
 import numpy as np
@@ -51,12 +61,6 @@ def first_use(name):
         failures.append(f"{name}: {type(e).__name__}: {e}")
 
 threads = [threading.Thread(target=first_use, args=(name,)) for name in names]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
-print("\\n".join(failures))
-sys.exit(1 if failures else 0)
 """
 
 
@@ -74,7 +78,7 @@ def arrays(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_eight_threads_first_open_and_read_in_fresh_processes(arrays: Path) -> None:
     failed = []
     for i in range(PROCESSES):
-        run = subprocess.run([sys.executable, "-c", FIRST_USE, str(arrays), *ARRAYS],
+        run = subprocess.run([sys.executable, "-c", FIRST_USE + RUN_THREADS, str(arrays), *ARRAYS],
                              capture_output=True, text=True, check=False)
         if run.returncode != 0:
             failed.append(f"process {i}: {run.stdout}{run.stderr}")
@@ -131,12 +135,6 @@ def first_listing(t):
         failures.append(f"thread {t}: {type(e).__name__}: {e}")
 
 threads = [threading.Thread(target=first_listing, args=(t,)) for t in range(8)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
-print("\\n".join(failures))
-sys.exit(1 if failures else 0)
 """
 
 
@@ -160,8 +158,9 @@ def test_eight_threads_first_list_a_group_of_many_arrays_in_fresh_processes(
     (tmp_path / "broken" / "zarr.json").write_text(doc[:-5])
     failed = []
     for i in range(LISTING_PROCESSES):
-        run = subprocess.run([sys.executable, "-c", FIRST_LISTING, str(tmp_path), str(n)],
-                             capture_output=True, text=True, check=False)
+        run = subprocess.run(
+            [sys.executable, "-c", FIRST_LISTING + RUN_THREADS, str(tmp_path), str(n)],
+            capture_output=True, text=True, check=False)
         if run.returncode != 0:
             failed.append(f"process {i}: {run.stdout}{run.stderr}")
     assert failed == [], (

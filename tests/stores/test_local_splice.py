@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import wait
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 
 from zarrx.abc.store import ByteRange, Part, Stored
 from zarrx.errors import InvalidKeyError, StoreError
+from zarrx.runtime.executor import IO_THREADS, io_pool
 from zarrx.stores import splice
 from zarrx.stores.keys import lock_name
 from zarrx.stores.local import LocalStore
@@ -142,6 +145,13 @@ def test_a_file_cut_short_by_a_writer_ignoring_the_lock_fails_the_splice(
     assert os.listdir(store.root) == ["k"]
 
 
+def _settle_io_threads() -> None:
+    """Return once every task handed to the I/O threads before has finished: one task per
+    thread, all meeting at a barrier, can only all run when every thread is free."""
+    barrier = threading.Barrier(IO_THREADS)
+    wait([io_pool().submit(barrier.wait, 10) for _ in range(IO_THREADS)])
+
+
 def _open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -152,7 +162,7 @@ def test_the_replaced_files_are_closed(store: LocalStore, monkeypatch: pytest.Mo
     monkeypatch.setattr(splice, "CLOSE_LATER", 0)  # every one on the I/O threads
     store.set("k", b"0123456789")
     store.atomic_splice("k", _keep_middle)  # the I/O threads started
-    time.sleep(0.2)
+    _settle_io_threads()  # its replaced file closed: the count starts from a settled state
     before = _open_descriptors()
     for _ in range(50):
         store.atomic_splice("k", lambda c: [ByteRange(0, c.size)] if c else [])
