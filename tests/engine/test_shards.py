@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import zarrx
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
+from zarrx.runtime.plan import plan
 from zarrx.selection.layout import Layout
 from zarrx.selection.numpy_index import numpy_transform
 from zarrx.storage import LocalStore, MemoryStore
@@ -436,8 +438,9 @@ def test_whole_shards_placed_at_once_match_the_decoding_path(
 @given(st.data())
 def test_reads_inside_one_inner_chunk_match_the_general_plan_and_numpy(
         tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
-    """A selection of runs inside one inner chunk is planned on the inner grid (the small
-    read's shortcut); the same read planned shard by shard, and NumPy, agree."""
+    """A selection of runs inside one inner chunk is read without a plan (the small
+    read's shortcut: its projection is what the planner projects on the inner grid); the
+    same read planned shard by shard, and NumPy, agree."""
     import zarrx.engine.shards as engine
 
     x, a = data.draw(sharded_arrays(lambda: tmp_path_factory.mktemp("small")))
@@ -462,6 +465,13 @@ def test_reads_inside_one_inner_chunk_match_the_general_plan_and_numpy(
     shards = a._chunk_store.shards
     assert engine._in_one_inner_chunk(shards, layout) == (
         np.prod(shards.chunks_per_shard) > 1 and x[idx].size > 0)
+    if engine._in_one_inner_chunk(shards, layout):
+        (planned,) = plan(shards.grid, x.shape, layout)
+        part = engine._one_inner_chunk(a._chunk_store, shards, layout)
+        per_shard = shards.chunks_per_shard
+        assert part.coords == tuple(c // n for c, n in zip(planned.coords, per_shard))
+        assert part.items == [replace(planned, coords=tuple(
+            c % n for c, n in zip(planned.coords, per_shard)))]
     got = a[idx]
     np.testing.assert_array_equal(got, x[idx])
     with pytest.MonkeyPatch.context() as mp:  # planned shard by shard, then inner chunks

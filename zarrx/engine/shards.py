@@ -239,11 +239,14 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
         # list of inner projections does (only a shard selected whole shares its plan).
         return 1 if part.read_whole and not batched and part.shared else part.count
 
-    if _in_one_inner_chunk(shards, layout):  # a small read: planned once, on the inner grid
-        parts = _by_shard(cs, shards, plan(shards.grid, cs.meta.shape, layout))
-    else:
-        parts = shard_parts(cs, shards, layout)
-    for batch in _batches(parts, held):
+    if _in_one_inner_chunk(shards, layout):  # a small read: its one inner chunk, unplanned
+        part = _one_inner_chunk(cs, shards, layout)
+        if cs.store.batched_reads:
+            _read_batch(cs, shards, [part], out, indexes)
+        else:
+            _read_inner_chunk(cs, shards, part, out)
+        return
+    for batch in _batches(shard_parts(cs, shards, layout), held):
         _read_batch(cs, shards, batch, out, indexes)
 
 
@@ -262,6 +265,67 @@ def _in_one_inner_chunk(shards: ShardLayout, layout: Layout) -> bool:
     return True
 
 
+def _one_inner_chunk(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> ShardPart:
+    """The part of the one shard a selection inside one inner chunk needs (see
+    :func:`_in_one_inner_chunk`), its projection computed without a plan."""
+    shape, per_shard = cs.meta.shape, shards.chunks_per_shard
+    runs: tuple[Run, ...] = layout.groups  # type: ignore[assignment]  # (runs only)
+    shard, local, inner, outer = [], [], [], []
+    complete = True
+    for g, size, n in zip(runs, shards.chunk_shape, per_shard):
+        c = g.start // size
+        lo = c * size
+        first = g.start - lo
+        shard.append(c // n)
+        local.append(c % n)
+        inner.append(slice(first, first + (g.count - 1) * g.step + 1, g.step))
+        outer.append(slice(0, g.count))
+        complete = complete and g.count == min(lo + size, shape[g.axis]) - lo
+    p = ChunkProjection(tuple(local), tuple(inner), tuple(outer), complete)
+    return ShardPart(cs.key(tuple(shard)), tuple(shard), [p], False, 1)
+
+
+def _read_inner_chunk(cs: ChunkStore, shards: ShardLayout, part: ShardPart,
+                      out: np.ndarray) -> None:
+    """:func:`_read_batch` for the one inner chunk of ``part`` (a small read): its
+    shard's index and then its bytes from one open of the shard
+    (:meth:`~zarrx.abc.store.Store.get_indexed`), decoded into its place here."""
+    key, (p,) = part.key, part.items
+    entry: ByteRange | None = None
+
+    def ranges(raw: bytes | None) -> list[ByteRange]:
+        nonlocal entry
+        if raw is not None:
+            entry = shards.entry(_decoded_index(cs, shards, key, raw), p.coords)
+        return [] if entry is None else [entry]
+
+    values = cs.store.get_indexed(key, shards.index_range, ranges)
+    if entry is None:  # absent shard or inner chunk: the fill value
+        _place(cs, shards, out, key, p, None)
+        return
+    (value,) = _answered(cs, values, 1)
+    _place(cs, shards, out, key, p, _checked(cs, key, p, entry, value))
+
+
+def _decoded_index(cs: ChunkStore, shards: ShardLayout, key: str, raw: bytes) -> np.ndarray:
+    """The index of shard ``key`` from its stored bytes, an error naming the shard."""
+    try:
+        return shards.decode_index(raw, None)
+    except CodecError as e:
+        raise _named(cs, key, e) from None
+
+
+def _checked(cs: ChunkStore, key: str, p: ChunkProjection, entry: ByteRange, value: Any) -> Any:
+    """``value``, an inner chunk read from shard ``key`` at ``entry``, unless it is short."""
+    if value is None or len(value) != entry.length:
+        raise CodecError(
+            f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
+            f"index says {entry.length} bytes, {0 if value is None else len(value)} "
+            "were read"
+        )
+    return value
+
+
 def _read_batch(
     cs: ChunkStore,
     shards: ShardLayout,
@@ -278,13 +342,7 @@ def _read_batch(
     else:
         values = _read_indexes(cs, shards, batch, out, indexes, work, wanted)
     for (i, key, p, entry, target), value in zip(wanted, values):
-        if value is None or len(value) != entry.length:
-            raise CodecError(
-                f"{cs.node}: chunk {key!r}: inner chunk {p.coords} is truncated: the "
-                f"index says {entry.length} bytes, {0 if value is None else len(value)} "
-                "were read"
-            )
-        work[i] = partial(_place, cs, shards, target, key, p, value)
+        work[i] = partial(_place, cs, shards, target, key, p, _checked(cs, key, p, entry, value))
     run_all(_call, work)
 
 
@@ -306,12 +364,7 @@ def _read_one(
     asked: list[ByteRange] = []
 
     def ranges(raw: bytes | None) -> list[ByteRange]:
-        index = None
-        if raw is not None:
-            try:
-                index = shards.decode_index(raw, None)
-            except CodecError as e:
-                raise _named(cs, key, e) from None
+        index = None if raw is None else _decoded_index(cs, shards, key, raw)
         indexes[key] = index
         _wanted(cs, shards, part, index, out, work, wanted)
         if len(wanted) <= 1:
@@ -353,8 +406,7 @@ def _read_indexes(
         if byte_range is None:
             whole[key] = value
         elif value is not None:
-            with _naming(cs, key):
-                indexes[key] = shards.decode_index(value, None)
+            indexes[key] = _decoded_index(cs, shards, key, value)
     for part in batch:
         if part.read_whole:
             work.append(partial(_place_shard, cs, shards, out, part,
