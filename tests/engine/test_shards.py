@@ -467,11 +467,12 @@ def test_reads_inside_one_inner_chunk_match_the_general_plan_and_numpy(
         np.prod(shards.chunks_per_shard) > 1 and x[idx].size > 0)
     if engine._in_one_inner_chunk(shards, layout):
         (planned,) = plan(shards.grid, x.shape, layout)
-        part = engine._one_inner_chunk(a._chunk_store, shards, layout)
+        key, coords, projection = engine._one_inner_chunk(a._chunk_store, shards, layout)
         per_shard = shards.chunks_per_shard
-        assert part.coords == tuple(c // n for c, n in zip(planned.coords, per_shard))
-        assert part.items == [replace(planned, coords=tuple(
-            c % n for c, n in zip(planned.coords, per_shard)))]
+        assert coords == tuple(c // n for c, n in zip(planned.coords, per_shard))
+        assert key == a._chunk_store.key(coords)
+        assert projection == replace(planned, coords=tuple(
+            c % n for c, n in zip(planned.coords, per_shard)))
     got = a[idx]
     np.testing.assert_array_equal(got, x[idx])
     with pytest.MonkeyPatch.context() as mp:  # planned shard by shard, then inner chunks

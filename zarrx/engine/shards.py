@@ -240,11 +240,11 @@ def read_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, out: np.nda
         return 1 if part.read_whole and not batched and part.shared else part.count
 
     if _in_one_inner_chunk(shards, layout):  # a small read: its one inner chunk, unplanned
-        part = _one_inner_chunk(cs, shards, layout)
+        key, coords, p = _one_inner_chunk(cs, shards, layout)
         if cs.store.batched_reads:
-            _read_batch(cs, shards, [part], out, indexes)
+            _read_batch(cs, shards, [ShardPart(key, coords, [p], False, 1)], out, indexes)
         else:
-            _read_inner_chunk(cs, shards, part, out)
+            _read_inner_chunk(cs, shards, key, p, out)
         return
     for batch in _batches(shard_parts(cs, shards, layout), held):
         _read_batch(cs, shards, batch, out, indexes)
@@ -265,9 +265,11 @@ def _in_one_inner_chunk(shards: ShardLayout, layout: Layout) -> bool:
     return True
 
 
-def _one_inner_chunk(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> ShardPart:
-    """The part of the one shard a selection inside one inner chunk needs (see
-    :func:`_in_one_inner_chunk`), its projection computed without a plan."""
+def _one_inner_chunk(
+    cs: ChunkStore, shards: ShardLayout, layout: Layout
+) -> tuple[str, Coords, ChunkProjection]:
+    """The shard (key and coordinates) and the projection of the one inner chunk a
+    selection inside it needs (see :func:`_in_one_inner_chunk`), computed without a plan."""
     shape, per_shard = cs.meta.shape, shards.chunks_per_shard
     runs: tuple[Run, ...] = layout.groups  # type: ignore[assignment]  # (runs only)
     shard, local, inner, outer = [], [], [], []
@@ -281,16 +283,16 @@ def _one_inner_chunk(cs: ChunkStore, shards: ShardLayout, layout: Layout) -> Sha
         inner.append(slice(first, first + (g.count - 1) * g.step + 1, g.step))
         outer.append(slice(0, g.count))
         complete = complete and g.count == min(lo + size, shape[g.axis]) - lo
-    p = ChunkProjection(tuple(local), tuple(inner), tuple(outer), complete)
-    return ShardPart(cs.key(tuple(shard)), tuple(shard), [p], False, 1)
+    coords = tuple(shard)
+    return cs.key(coords), coords, ChunkProjection(tuple(local), tuple(inner), tuple(outer),
+                                                   complete)
 
 
-def _read_inner_chunk(cs: ChunkStore, shards: ShardLayout, part: ShardPart,
+def _read_inner_chunk(cs: ChunkStore, shards: ShardLayout, key: str, p: ChunkProjection,
                       out: np.ndarray) -> None:
-    """:func:`_read_batch` for the one inner chunk of ``part`` (a small read): its
-    shard's index and then its bytes from one open of the shard
+    """:func:`_read_batch` for one inner chunk of shard ``key`` (a small read): the
+    shard's index and then the chunk's bytes from one open of the shard
     (:meth:`~zarrx.abc.store.Store.get_indexed`), decoded into its place here."""
-    key, (p,) = part.key, part.items
     entry: ByteRange | None = None
 
     def ranges(raw: bytes | None) -> list[ByteRange]:
