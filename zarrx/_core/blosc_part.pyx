@@ -1,0 +1,225 @@
+"""Part of a Blosc 1 frame decoded: only the bytes of its blocks that a span needs.
+
+Why it exists: a small read of a large chunk needs a few of its elements, but c-blosc 1
+decodes whole blocks (one block can be the whole chunk). LZ4 can stop decoding a stream
+once it has written the bytes asked for, so this kernel walks the frame itself and asks
+each stream of the blocks a span meets for no more than the span needs.
+
+The layout it reads (c-blosc 1's ``blosc_d``, checked against c-blosc 1.21): a 16-byte
+header (format version 2; compressor format version; flags; type size; decoded size;
+block size; frame size, little-endian 32-bit fields), then one 32-bit start per block
+(from the frame's first byte), then the blocks. Every block holds ``blocksize`` decoded
+bytes but the last, which holds the rest. A block is ``typesize`` streams when it is
+*split* (flag 0x10 clear, a type size of at most 16, at least 128 elements in the block,
+and not the short last block), else one stream. A stream is a 32-bit compressed size and
+that many bytes; a size equal to the stream's decoded length means the bytes are stored
+as they are. A byte-shuffled block (flag 0x01, type size above 1) of ``m`` whole elements
+holds byte ``j`` of element ``i`` at ``j * m + i`` and its last ``blocksize % typesize``
+bytes as they are; a split block's stream ``j`` is then byte ``j`` of every element.
+"""
+
+from libc.stdint cimport int32_t, uint8_t, uint32_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+
+ctypedef int (*lz4_partial_t)(const char* src, char* dst, int src_size, int target,
+                              int capacity) noexcept nogil
+
+cdef enum:
+    HEADER = 16
+    VERSION = 2
+    DOSHUFFLE = 0x01
+    MEMCPYED = 0x02
+    DOBITSHUFFLE = 0x04
+    RESERVED = 0x08
+    DONT_SPLIT = 0x10
+    LZ4_FORMAT = 1          # flags >> 5; lz4 and lz4hc write the same streams
+    LZ4_VERSION_FORMAT = 1  # the header's second byte for an lz4 frame
+    MAX_SPLITS = 16
+    MIN_BUFFERSIZE = 128
+
+#: BLOSC_MAX_BLOCKSIZE: (INT_MAX - 255 * 4) / 3.
+cdef Py_ssize_t MAX_BLOCKSIZE = (2147483647 - 255 * 4) // 3
+
+
+cdef inline Py_ssize_t rd32(const uint8_t* p) noexcept nogil:
+    """A little-endian int32 (negative values stay negative)."""
+    return <int32_t>(<uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16)
+                     | (<uint32_t>p[3] << 24))
+
+
+cdef struct Frame:
+    const uint8_t* f
+    Py_ssize_t cbytes     # the frame's size, checked to lie inside the buffer
+    Py_ssize_t nbytes
+    Py_ssize_t blocksize
+    Py_ssize_t typesize
+    int shuffled
+    int dont_split
+    lz4_partial_t lz4
+
+
+cdef int stream(const Frame* fr, Py_ssize_t* at, Py_ssize_t length, uint8_t* dst,
+                Py_ssize_t target) noexcept nogil:
+    """Decode the first ``target`` bytes (0: none) of the stream at ``at[0]`` of
+    ``length`` decoded bytes into ``dst``, and move ``at[0]`` past it. 0 when the stream
+    does not lie inside the frame or does not decode to ``target`` bytes."""
+    cdef Py_ssize_t off = at[0], size
+    cdef int got
+    if off < 0 or off > fr.cbytes - 4:
+        return 0
+    size = rd32(fr.f + off)
+    off += 4
+    if size < 0 or size > fr.cbytes - off:
+        return 0
+    at[0] = off + size
+    if target <= 0:
+        return 1
+    if size == length:  # stored as it is
+        memcpy(dst, fr.f + off, target)
+        return 1
+    got = fr.lz4(<const char*>(fr.f + off), <char*>dst, <int>size, <int>target, <int>target)
+    return got == target
+
+
+cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint8_t* out,
+               uint8_t* tmp) noexcept nogil:
+    """Decoded bytes ``[lo, hi)`` of block ``b`` into ``out`` (the block's first byte);
+    ``tmp`` holds at least a block. 1 when done, 0 when it cannot be."""
+    cdef Py_ssize_t base = b * fr.blocksize
+    cdef Py_ssize_t bsize = fr.nbytes - base
+    cdef Py_ssize_t T = fr.typesize, nsplits = 1, neblock, j, i, need
+    cdef Py_ssize_t quot, body, e0, e1, target
+    cdef Py_ssize_t at = rd32(fr.f + HEADER + 4 * b)
+    cdef int leftover = bsize < fr.blocksize
+    cdef const uint8_t* s
+    cdef uint8_t* d
+    if not leftover:
+        bsize = fr.blocksize
+    if (not fr.dont_split and T <= MAX_SPLITS and bsize // T >= MIN_BUFFERSIZE
+            and not leftover):
+        nsplits = T
+        if bsize % T:  # streams that do not cover the block: not c-blosc's
+            return 0
+    neblock = bsize // nsplits
+    if not fr.shuffled:
+        # The streams are consecutive pieces of the block.
+        for j in range(nsplits):
+            if j * neblock >= hi:
+                break
+            need = 0 if (j + 1) * neblock <= lo else min(hi - j * neblock, neblock)
+            if not stream(fr, &at, neblock, out + j * neblock, need):
+                return 0
+        return 1
+    quot = bsize // T
+    body = quot * T
+    e0 = lo // T
+    e1 = min((hi + T - 1) // T, quot) if lo < body else e0
+    if nsplits > 1:
+        # Stream j is byte j of every element: each stream's first e1 bytes, side by
+        # side in tmp, then gathered.
+        if e1 == 0:
+            return 1
+        for j in range(T):
+            if not stream(fr, &at, neblock, tmp + j * e1, e1):
+                return 0
+        for j in range(T):
+            s = tmp + j * e1
+            d = out + j
+            for i in range(e0, e1):
+                d[i * T] = s[i]
+        return 1
+    # One stream, in the shuffled layout: up to the last byte the span needs.
+    target = bsize if hi > body else ((T - 1) * quot + e1 if e1 > e0 else 0)
+    if not stream(fr, &at, bsize, tmp, target):
+        return 0
+    for j in range(T):
+        s = tmp + j * quot
+        d = out + j
+        for i in range(e0, e1):
+            d[i * T] = s[i]
+    if hi > body:
+        i = max(lo, body)
+        memcpy(out + i, tmp + i, hi - i)
+    return 1
+
+
+cdef int blocks(const Frame* fr, Py_ssize_t start, Py_ssize_t stop, uint8_t* out,
+                uint8_t* tmp) noexcept nogil:
+    cdef Py_ssize_t b, base
+    for b in range(start // fr.blocksize, (stop - 1) // fr.blocksize + 1):
+        base = b * fr.blocksize
+        if not block(fr, b, max(start, base) - base,
+                     min(stop, base + fr.blocksize) - base, out + base, tmp):
+            return 0
+    return 1
+
+
+def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partial=0):
+    """Decoded bytes [start, stop) of a Blosc 1 frame into out; see blosc_part.pyi."""
+    cdef const uint8_t[::1] src
+    cdef uint8_t[::1] dst
+    cdef Frame fr
+    cdef Py_ssize_t n, nblocks, flo, fhi, dlo, dhi
+    cdef int flags, ok
+    cdef uint8_t* tmp = NULL
+    try:
+        src = frame
+    except (TypeError, ValueError, BufferError) as e:
+        raise TypeError(f"decode_span: frame must be a C-contiguous byte buffer ({e})") from None
+    try:
+        dst = out
+    except (TypeError, ValueError, BufferError) as e:
+        raise ValueError(f"decode_span: out must be a writable C-contiguous byte buffer "
+                         f"({e})") from None
+    n = src.shape[0]
+    if not 0 <= start <= stop <= dst.shape[0]:
+        raise ValueError(f"decode_span: the span [{start}, {stop}) does not lie in the "
+                         f"{dst.shape[0]} bytes of out")
+    if n and dst.shape[0]:
+        flo, fhi = <Py_ssize_t>&src[0], <Py_ssize_t>&src[0] + n
+        dlo, dhi = <Py_ssize_t>&dst[0], <Py_ssize_t>&dst[0] + dst.shape[0]
+        if flo < dhi and dlo < fhi:
+            raise ValueError("decode_span: frame and out overlap")
+    if start == stop:
+        return True
+    # The header, as c-blosc checks it; anything else is left to c-blosc (False).
+    if n < HEADER:
+        return False
+    fr.f = &src[0]
+    flags = fr.f[2]
+    fr.typesize = fr.f[3]
+    fr.nbytes = rd32(fr.f + 4)
+    fr.blocksize = rd32(fr.f + 8)
+    fr.cbytes = rd32(fr.f + 12)
+    if (fr.f[0] != VERSION or flags & RESERVED or fr.typesize == 0
+            or fr.nbytes != dst.shape[0] or not HEADER <= fr.cbytes <= n
+            or not 0 < fr.blocksize <= min(fr.nbytes, MAX_BLOCKSIZE)):
+        return False
+    if flags & MEMCPYED:
+        if fr.cbytes != fr.nbytes + HEADER:
+            return False
+        with nogil:
+            memcpy(&dst[start], fr.f + HEADER + start, stop - start)
+        return True
+    if (lz4_partial == 0 or flags >> 5 != LZ4_FORMAT or fr.f[1] != LZ4_VERSION_FORMAT
+            or flags & DOBITSHUFFLE):
+        return False
+    nblocks = -(-fr.nbytes // fr.blocksize)
+    if nblocks > (fr.cbytes - HEADER) // 4:
+        return False
+    fr.shuffled = (flags & DOSHUFFLE) != 0 and fr.typesize > 1
+    fr.dont_split = (flags & DONT_SPLIT) != 0
+    fr.lz4 = <lz4_partial_t>lz4_partial
+    if fr.shuffled:
+        tmp = <uint8_t*>malloc(fr.blocksize)
+        if tmp == NULL:
+            raise MemoryError(f"decode_span: no scratch memory for a block of "
+                              f"{fr.blocksize} bytes")
+    try:
+        with nogil:
+            ok = blocks(&fr, start, stop, &dst[0], tmp)
+    finally:
+        free(tmp)
+    return ok == 1
