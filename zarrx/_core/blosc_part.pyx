@@ -55,6 +55,7 @@ cdef struct Frame:
     Py_ssize_t nbytes
     Py_ssize_t blocksize
     Py_ssize_t typesize
+    Py_ssize_t nblocks
     int shuffled
     int dont_split
     lz4_partial_t lz4
@@ -83,15 +84,29 @@ cdef int stream(const Frame* fr, Py_ssize_t* at, Py_ssize_t length, uint8_t* dst
     return got == target
 
 
+cdef Py_ssize_t block_end(const Frame* fr, Py_ssize_t at) noexcept nogil:
+    """Where the block starting at ``at`` ends: at the next higher block start, or the
+    frame's end (c-blosc writes the blocks one after the other, in any order)."""
+    cdef Py_ssize_t k, s, end = fr.cbytes
+    for k in range(fr.nblocks):
+        s = rd32(fr.f + HEADER + 4 * k)
+        if at < s < end:
+            end = s
+    return end
+
+
 cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint8_t* out,
                uint8_t* tmp) noexcept nogil:
     """Decoded bytes ``[lo, hi)`` of block ``b`` into ``out`` (the block's first byte);
-    ``tmp`` holds at least a block. 1 when done, 0 when it cannot be."""
+    ``tmp`` holds at least a block. 1 when done, 0 when it cannot be. Every stream size
+    of the block is read, and they must add up to the block's extent: a damaged size
+    (which c-blosc would notice by the size a stream decodes to, where this decodes only
+    a stream's first bytes) leaves the chain of streams off its end."""
     cdef Py_ssize_t base = b * fr.blocksize
     cdef Py_ssize_t bsize = fr.nbytes - base
     cdef Py_ssize_t T = fr.typesize, nsplits = 1, neblock, j, i, need
     cdef Py_ssize_t quot, body, e0, e1, target
-    cdef Py_ssize_t at = rd32(fr.f + HEADER + 4 * b)
+    cdef Py_ssize_t start = rd32(fr.f + HEADER + 4 * b), at = start
     cdef int leftover = bsize < fr.blocksize
     cdef const uint8_t* s
     cdef uint8_t* d
@@ -106,12 +121,10 @@ cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint
     if not fr.shuffled:
         # The streams are consecutive pieces of the block.
         for j in range(nsplits):
-            if j * neblock >= hi:
-                break
-            need = 0 if (j + 1) * neblock <= lo else min(hi - j * neblock, neblock)
+            need = 0 if (j + 1) * neblock <= lo else max(0, min(hi - j * neblock, neblock))
             if not stream(fr, &at, neblock, out + j * neblock, need):
                 return 0
-        return 1
+        return at == block_end(fr, start)
     quot = bsize // T
     body = quot * T
     e0 = lo // T
@@ -119,11 +132,11 @@ cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint
     if nsplits > 1:
         # Stream j is byte j of every element: each stream's first e1 bytes, side by
         # side in tmp, then gathered.
-        if e1 == 0:
-            return 1
         for j in range(T):
             if not stream(fr, &at, neblock, tmp + j * e1, e1):
                 return 0
+        if at != block_end(fr, start):
+            return 0
         for j in range(T):
             s = tmp + j * e1
             d = out + j
@@ -132,7 +145,7 @@ cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint
         return 1
     # One stream, in the shuffled layout: up to the last byte the span needs.
     target = bsize if hi > body else ((T - 1) * quot + e1 if e1 > e0 else 0)
-    if not stream(fr, &at, bsize, tmp, target):
+    if not stream(fr, &at, bsize, tmp, target) or at != block_end(fr, start):
         return 0
     for j in range(T):
         s = tmp + j * quot
@@ -161,7 +174,7 @@ def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partia
     cdef const uint8_t[::1] src
     cdef uint8_t[::1] dst
     cdef Frame fr
-    cdef Py_ssize_t n, nblocks, flo, fhi, dlo, dhi
+    cdef Py_ssize_t n, flo, fhi, dlo, dhi
     cdef int flags, ok
     cdef uint8_t* tmp = NULL
     try:
@@ -206,8 +219,8 @@ def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partia
     if (lz4_partial == 0 or flags >> 5 != LZ4_FORMAT or fr.f[1] != LZ4_VERSION_FORMAT
             or flags & DOBITSHUFFLE):
         return False
-    nblocks = -(-fr.nbytes // fr.blocksize)
-    if nblocks > (fr.cbytes - HEADER) // 4:
+    fr.nblocks = (fr.nbytes + fr.blocksize - 1) // fr.blocksize  # (cdivision: no -(-a // b))
+    if fr.nblocks > (fr.cbytes - HEADER) // 4:
         return False
     fr.shuffled = (flags & DOSHUFFLE) != 0 and fr.typesize > 1
     fr.dont_split = (flags & DONT_SPLIT) != 0

@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx import imports
+from zarrx._core.blosc_part import decode_span
 from zarrx._core.shuffle import patch_sole, shuffle_strided
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
@@ -80,6 +81,11 @@ _MIN_BUFFERSIZE = 128
 _HEADS: dict[tuple[bytes, int, int, int, int], tuple[bytes, int]] = {}
 
 _lib: ModuleType | None = None
+#: The address of the bundled LZ4's ``LZ4_decompress_safe_partial`` (0: none usable), once
+#: looked up (:func:`_lz4_partial`).
+_LZ4_PARTIAL: int | None = None
+#: The first LZ4 whose partial decoding stops at exactly the bytes asked for.
+LZ4_PARTIAL_SINCE = 10900
 
 
 def _load() -> ModuleType:
@@ -93,6 +99,33 @@ def _load() -> ModuleType:
         lib.use_threads = False
         _lib = lib
     return _lib
+
+
+def _lz4_partial() -> int:
+    """The address of ``LZ4_decompress_safe_partial`` in the LZ4 that numcodecs' c-blosc
+    bundles (its extension exports it), or 0 when it is not there or older than 1.9.0:
+    then frames are decoded whole."""
+    global _LZ4_PARTIAL
+    if _LZ4_PARTIAL is None:
+        _LZ4_PARTIAL = _find_lz4_partial(_load())
+    return _LZ4_PARTIAL
+
+
+def _find_lz4_partial(lib: Any) -> int:
+    """:func:`_lz4_partial` for the extension module ``lib``."""
+    import ctypes
+
+    try:
+        # Already loaded: the same handle, whose symbols are searched first.
+        so = ctypes.CDLL(lib.__file__)
+        version = so.LZ4_versionNumber
+        version.argtypes, version.restype = [], ctypes.c_int
+        if version() < LZ4_PARTIAL_SINCE:
+            return 0
+        address = ctypes.cast(so.LZ4_decompress_safe_partial, ctypes.c_void_p).value
+    except (OSError, AttributeError, TypeError):
+        return 0
+    return address or 0
 
 
 def _available_cnames() -> tuple[str, ...]:
@@ -299,6 +332,13 @@ class BloscCodec(BytesBytesCodec):
             )
         _decompress_into(view, target, nbytes)
 
+    def decode_span(self, data: Buffer, start: int, stop: int, out: Any) -> bool:
+        """Decode at least bytes ``[start, stop)`` of ``data`` into ``out`` (a writable
+        byte buffer of the whole decoded size; its other bytes are left meaningless) and
+        return ``True``, or return ``False`` when only a whole decode can
+        (:func:`zarrx._core.blosc_part.decode_span`: lz4 frames and plain copies only)."""
+        return decode_span(as_byte_view(data, "blosc"), start, stop, out, _lz4_partial())
+
     def max_encoded_size(self, n: int) -> int:
         # c-blosc 1 falls back to a plain copy after the 16-byte header when it cannot
         # compress, so the frame never exceeds n + BLOSC_MAX_OVERHEAD.
@@ -440,9 +480,10 @@ def read_frame(data: bytes, nbytes: int) -> Frame | int:
 
 
 def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: Any) -> None:
-    """Decode the blocks holding decoded bytes ``[start, stop)`` of ``frame`` into
-    ``out`` (the chunk's decoded bytes, written only there), from ``parts``: the bytes
-    of :meth:`Frame.ranges` for the same bounds, in that order."""
+    """Decode decoded bytes ``[start, stop)`` of ``frame`` into ``out`` (the chunk's
+    decoded bytes; only those of the blocks holding the span are written, and only the
+    span's are meaningful), from ``parts``: the bytes of :meth:`Frame.ranges` for the same
+    bounds, in that order."""
     if frame.blocks is None:
         (data,) = parts
         out[start:stop] = np.frombuffer(data, dtype=np.uint8)
@@ -471,4 +512,7 @@ def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: 
     version, versionlz, _, typesize = frame.head[:4]
     header = _FRAME_HEADER.pack(version, versionlz, flags, typesize, size, blocksize, at)
     synthetic = b"".join([header, np.asarray(starts, dtype="<i4").tobytes(), *blobs])
-    _decompress_into(memoryview(synthetic), out[lo_byte:hi_byte], size)
+    # Only the bytes the span needs (an lz4 frame), else the blocks whole.
+    target = out[lo_byte:hi_byte]
+    if not decode_span(synthetic, start - lo_byte, stop - lo_byte, target, _lz4_partial()):
+        _decompress_into(memoryview(synthetic), target, size)

@@ -166,9 +166,12 @@ class PartialRead(ABC):
         """Write decoded bytes ``[start, stop)`` (at least) of the chunk into ``out``."""
 
     @contextmanager
-    def decoded(self, data: Any) -> Iterator[np.ndarray]:
+    def decoded(
+        self, data: Any, selection: tuple[Any, ...] | None = None
+    ) -> Iterator[np.ndarray]:
         """The chunk, in a per-thread scratch buffer where only the bytes this read
-        decoded are set. (``data`` is this read itself, as the engine passes it.)"""
+        decoded are set. (``data`` is this read itself, as the engine passes it; the
+        ``selection`` is the one this read was made for.)"""
         with scratch(self.nbytes) as buffer:
             self._fill(buffer)
             yield buffer.view(self.dtype).reshape(self.shape)
