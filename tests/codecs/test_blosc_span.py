@@ -23,14 +23,14 @@ import zarrx
 import zarrx._core.shuffle
 import zarrx.codecs.blosc as blosc_module
 from zarrx._core.blosc_part import decode_span
-from zarrx.codecs.blosc import CNAMES, BloscCodec, _available_cnames, _find_lz4_partial
+from zarrx.codecs.blosc import CNAMES, BloscCodec, _available_cnames, _find_lz4
 from zarrx.codecs.bytes import BytesCodec
 from zarrx.codecs.partial import MAX_SHARE
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.testing.codecs import spec
 
 CNAMES_HERE = [c for c in CNAMES if c in _available_cnames()]
-LZ4 = blosc_module._lz4_partial()
+LZ4, LZ4_WHOLE = blosc_module._lz4()
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 
 
@@ -101,11 +101,36 @@ def test_span_equals_whole_decode(case: tuple[bytes, np.ndarray], data: st.DataO
     start, stop = data.draw(spans(raw.size))
     # Garbage around the span: only the span's bytes are promised.
     out = np.random.default_rng(start).integers(0, 256, raw.size, dtype=np.uint8)
-    done = decode_span(frame, start, stop, out, LZ4)
+    whole = data.draw(st.sampled_from([0, LZ4_WHOLE]))  # with and without whole streams
+    done = decode_span(frame, start, stop, out, LZ4, whole)
     assert done == _handled(frame)
     if done:
         np.testing.assert_array_equal(out[start:stop], raw[start:stop])
     assert numcodecs.blosc.decompress(frame) == raw.tobytes()  # the oracle is right too
+
+
+@settings(max_examples=300, deadline=None)
+@given(frames(), st.data())
+def test_span_from_part_of_the_frame(case: tuple[bytes, np.ndarray],
+                                     data: st.DataObject) -> None:
+    """The header and block starts in one buffer, and some of the frame's bytes (the
+    blocks a partial read fetched) in another: right where they hold the blocks needed,
+    refused where they do not."""
+    frame, raw = case
+    start, stop = data.draw(spans(raw.size))
+    blocksize = struct.unpack_from("<I", frame, 8)[0]
+    head = frame[: 16 + 4 * -(-raw.size // blocksize)]
+    lo = data.draw(st.integers(0, len(frame)))
+    hi = data.draw(st.integers(lo, len(frame)))
+    out = np.zeros(raw.size, dtype=np.uint8)
+    work = np.zeros(raw.size, dtype=np.uint8)
+    whole = data.draw(st.sampled_from([0, LZ4_WHOLE]))
+    if decode_span(head, start, stop, out, LZ4, whole, work, frame[lo:hi], lo):
+        np.testing.assert_array_equal(out[start:stop], raw[start:stop])
+    everything = decode_span(head, start, stop, out, LZ4, whole, work, frame, 0)
+    assert everything == _handled(frame)
+    if everything:
+        np.testing.assert_array_equal(out[start:stop], raw[start:stop])
 
 
 def test_no_lz4_symbol_is_no_span() -> None:
@@ -135,6 +160,16 @@ def test_arguments_are_checked() -> None:
     view = memoryview(shared)
     with pytest.raises(ValueError, match="overlap"):
         decode_span(view[: len(frame)], 0, 10, view[len(frame) - 8 : len(frame) + 992], LZ4)
+    work = np.zeros(1000, dtype=np.uint8)
+    with pytest.raises(ValueError, match="work and out overlap"):
+        decode_span(frame, 0, 10, out, LZ4, 0, out[10:])
+    with pytest.raises(ValueError, match="body and out overlap"):
+        decode_span(frame, 0, 10, out, LZ4, 0, work, out[:10])
+    with pytest.raises(ValueError, match="at must not be negative"):
+        decode_span(frame, 0, 10, out, LZ4, 0, work, frame, -1)
+    with pytest.raises(ValueError, match="writable"):
+        decode_span(frame, 0, 10, out, LZ4, 0, bytes(1000))
+    assert decode_span(frame, 0, 10, out, LZ4, 0, work[:3])  # too small: its own scratch
     assert decode_span(frame, 5, 5, out, LZ4)  # an empty span
     # A frame of another decoded size is left to the whole decode (which says so).
     assert not decode_span(frame, 0, 10, np.zeros(999, dtype=np.uint8), LZ4)
@@ -169,11 +204,11 @@ def _stream_sizes(frame: bytes) -> list[int]:
     return at
 
 
-def _check(frame: bytes, raw: np.ndarray, start: int, stop: int) -> None:
+def _check(frame: bytes, raw: np.ndarray, start: int, stop: int, whole: int) -> None:
     """The kernel on a damaged ``frame`` of ``raw``: no crash; a success gives ``raw``'s
     bytes (the damage lies where the span needs nothing)."""
     out = np.zeros(raw.size, dtype=np.uint8)
-    if decode_span(frame, start, stop, out, LZ4):
+    if decode_span(frame, start, stop, out, LZ4, whole):
         np.testing.assert_array_equal(out[start:stop], raw[start:stop])
 
 
@@ -186,7 +221,8 @@ def test_truncated_frames(cut: int, fix_header: bool, data: st.DataObject) -> No
         struct.pack_into("<I", short, 12, cut)  # the header agrees with the cut
     start, stop = data.draw(spans(raw.size))
     out = np.zeros(raw.size, dtype=np.uint8)
-    done = decode_span(bytes(short), start, stop, out, LZ4)
+    done = decode_span(bytes(short), start, stop, out, LZ4,
+                       data.draw(st.sampled_from([0, LZ4_WHOLE])))
     if not fix_header and cut < len(frame):
         assert not done  # the header states more bytes than there are
     if done:
@@ -209,7 +245,7 @@ def test_sizes_and_starts_pointing_anywhere(typesize: int, value: int, starts: b
     # Anything, or near the true value (a size that still lies inside the frame).
     struct.pack_into("<i", damaged, at, value if abs(value) > 64 else max(0, old + value))
     start, stop = data.draw(spans(raw.size))
-    _check(bytes(damaged), raw, start, stop)
+    _check(bytes(damaged), raw, start, stop, data.draw(st.sampled_from([0, LZ4_WHOLE])))
 
 
 @settings(max_examples=300, deadline=None)
@@ -224,7 +260,8 @@ def test_corrupt_bytes_anywhere(changes: list[tuple[int, int]], blocksize: int, 
             damaged[at] = value
     start, stop = data.draw(spans(raw.size))
     out = np.zeros(raw.size, dtype=np.uint8)
-    if not decode_span(bytes(damaged), start, stop, out, LZ4):
+    if not decode_span(bytes(damaged), start, stop, out, LZ4,
+                       data.draw(st.sampled_from([0, LZ4_WHOLE]))):
         return
     if np.array_equal(out[start:stop], raw[start:stop]):
         return
@@ -243,7 +280,9 @@ def test_corrupt_bytes_anywhere(changes: list[tuple[int, int]], blocksize: int, 
 
 def test_lookup_of_the_lz4_symbol(monkeypatch: pytest.MonkeyPatch) -> None:
     lib = blosc_module._load()
-    assert _find_lz4_partial(lib) == LZ4 != 0
+    assert _find_lz4(lib) == (LZ4, LZ4_WHOLE)
+    assert LZ4 != 0
+    assert LZ4_WHOLE != 0
 
     class Elsewhere:  # an extension module that exports no LZ4
         __file__ = zarrx._core.shuffle.__file__
@@ -251,10 +290,10 @@ def test_lookup_of_the_lz4_symbol(monkeypatch: pytest.MonkeyPatch) -> None:
     class Nowhere:  # one whose library cannot be loaded
         __file__ = str(Path(zarrx.__file__).parent / "absent.so")
 
-    assert _find_lz4_partial(Elsewhere()) == 0
-    assert _find_lz4_partial(Nowhere()) == 0
+    assert _find_lz4(Elsewhere()) == (0, 0)
+    assert _find_lz4(Nowhere()) == (0, 0)
     monkeypatch.setattr(blosc_module, "LZ4_PARTIAL_SINCE", 10**9)  # an LZ4 too old
-    assert _find_lz4_partial(lib) == 0
+    assert _find_lz4(lib) == (0, 0)
 
 
 # -- the chain ------------------------------------------------------------------------------
@@ -324,13 +363,13 @@ def test_chain_without_lz4_decodes_whole(monkeypatch: pytest.MonkeyPatch) -> Non
     with _whole_decodes() as whole, chain.decoded(frame, selection) as got:
         assert got[selection] == chunk[selection]
     assert whole == []
-    monkeypatch.setattr(blosc_module, "_LZ4_PARTIAL", 0)  # the symbol unavailable
+    monkeypatch.setattr(blosc_module, "_LZ4", (0, 0))  # the symbol unavailable
     with _whole_decodes() as whole, chain.decoded(frame, selection) as got:
         assert got[selection] == chunk[selection]
     assert len(whole) == 1
     # A large selection is decoded whole too (the rule of partial.touched_bytes).
     big = (slice(0, int(64 * MAX_SHARE) + 1, 1), slice(0, 32, 1), slice(0, 32, 1))
-    monkeypatch.setattr(blosc_module, "_LZ4_PARTIAL", LZ4)
+    monkeypatch.setattr(blosc_module, "_LZ4", (LZ4, LZ4_WHOLE))
     with _whole_decodes() as whole, chain.decoded(frame, big) as got:
         np.testing.assert_array_equal(got[big], chunk[big])
     assert len(whole) == 1

@@ -25,6 +25,8 @@ from libc.string cimport memcpy
 
 ctypedef int (*lz4_partial_t)(const char* src, char* dst, int src_size, int target,
                               int capacity) noexcept nogil
+ctypedef int (*lz4_whole_t)(const char* src, char* dst, int src_size,
+                            int capacity) noexcept nogil
 
 cdef enum:
     HEADER = 16
@@ -38,6 +40,11 @@ cdef enum:
     LZ4_VERSION_FORMAT = 1  # the header's second byte for an lz4 frame
     MAX_SPLITS = 16
     MIN_BUFFERSIZE = 128
+    # A stream compressed to at most 1/WHOLE_RATIO of its size is decoded whole: it is
+    # made of long matches, which LZ4's partial decoding copies a byte at a time when
+    # they reach the end of the bytes asked for (tens of microseconds for a run of
+    # 32 KiB), while the whole decode copies them in words.
+    WHOLE_RATIO = 8
 
 #: BLOSC_MAX_BLOCKSIZE: (INT_MAX - 255 * 4) / 3.
 cdef Py_ssize_t MAX_BLOCKSIZE = (2147483647 - 255 * 4) // 3
@@ -50,8 +57,11 @@ cdef inline Py_ssize_t rd32(const uint8_t* p) noexcept nogil:
 
 
 cdef struct Frame:
-    const uint8_t* f
-    Py_ssize_t cbytes     # the frame's size, checked to lie inside the buffer
+    const uint8_t* f      # the header and block starts (checked to be there)
+    const uint8_t* body   # the frame's bytes [lo, hi): streams are read from here only
+    Py_ssize_t lo
+    Py_ssize_t hi
+    Py_ssize_t cbytes     # the frame's size (its header's)
     Py_ssize_t nbytes
     Py_ssize_t blocksize
     Py_ssize_t typesize
@@ -59,28 +69,35 @@ cdef struct Frame:
     int shuffled
     int dont_split
     lz4_partial_t lz4
+    lz4_whole_t lz4_whole  # NULL: none
 
 
 cdef int stream(const Frame* fr, Py_ssize_t* at, Py_ssize_t length, uint8_t* dst,
                 Py_ssize_t target) noexcept nogil:
-    """Decode the first ``target`` bytes (0: none) of the stream at ``at[0]`` of
-    ``length`` decoded bytes into ``dst``, and move ``at[0]`` past it. 0 when the stream
-    does not lie inside the frame or does not decode to ``target`` bytes."""
+    """Decode at least the first ``target`` bytes (0: none) of the stream at ``at[0]``
+    of ``length`` decoded bytes into ``dst`` (room for ``length``), and move ``at[0]``
+    past it. 0 when the stream does not lie inside the frame or does not decode to the
+    bytes asked for (a stream decoded whole must decode to exactly ``length``)."""
     cdef Py_ssize_t off = at[0], size
     cdef int got
-    if off < 0 or off > fr.cbytes - 4:
+    cdef const uint8_t* src
+    if off < fr.lo or off > fr.hi - 4:
         return 0
-    size = rd32(fr.f + off)
+    size = rd32(fr.body + (off - fr.lo))
     off += 4
-    if size < 0 or size > fr.cbytes - off:
+    if size < 0 or size > fr.hi - off:
         return 0
     at[0] = off + size
     if target <= 0:
         return 1
+    src = fr.body + (off - fr.lo)
     if size == length:  # stored as it is
-        memcpy(dst, fr.f + off, target)
+        memcpy(dst, src, target)
         return 1
-    got = fr.lz4(<const char*>(fr.f + off), <char*>dst, <int>size, <int>target, <int>target)
+    if fr.lz4_whole != NULL and size * WHOLE_RATIO <= length:
+        got = fr.lz4_whole(<const char*>src, <char*>dst, <int>size, <int>length)
+        return got == length
+    got = fr.lz4(<const char*>src, <char*>dst, <int>size, <int>target, <int>target)
     return got == target
 
 
@@ -130,23 +147,18 @@ cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint
     e0 = lo // T
     e1 = min((hi + T - 1) // T, quot) if lo < body else e0
     if nsplits > 1:
-        # Stream j is byte j of every element: each stream's first e1 bytes, side by
-        # side in tmp, then gathered.
+        # Stream j is byte j of every element: each stream's first e1 bytes, in its
+        # place in tmp (the shuffled block), then gathered.
         for j in range(T):
-            if not stream(fr, &at, neblock, tmp + j * e1, e1):
+            if not stream(fr, &at, neblock, tmp + j * neblock, e1):
                 return 0
         if at != block_end(fr, start):
             return 0
-        for j in range(T):
-            s = tmp + j * e1
-            d = out + j
-            for i in range(e0, e1):
-                d[i * T] = s[i]
-        return 1
-    # One stream, in the shuffled layout: up to the last byte the span needs.
-    target = bsize if hi > body else ((T - 1) * quot + e1 if e1 > e0 else 0)
-    if not stream(fr, &at, bsize, tmp, target) or at != block_end(fr, start):
-        return 0
+    else:
+        # One stream, in the shuffled layout: up to the last byte the span needs.
+        target = bsize if hi > body else ((T - 1) * quot + e1 if e1 > e0 else 0)
+        if not stream(fr, &at, bsize, tmp, target) or at != block_end(fr, start):
+            return 0
     for j in range(T):
         s = tmp + j * quot
         d = out + j
@@ -169,14 +181,21 @@ cdef int blocks(const Frame* fr, Py_ssize_t start, Py_ssize_t stop, uint8_t* out
     return 1
 
 
-def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partial=0):
+cdef bint _overlap(const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb):
+    return a < b + nb and b < a + na
+
+
+def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partial=0,
+                size_t lz4_whole=0, work=None, body=None, Py_ssize_t at=0):
     """Decoded bytes [start, stop) of a Blosc 1 frame into out; see blosc_part.pyi."""
-    cdef const uint8_t[::1] src
-    cdef uint8_t[::1] dst
+    cdef const uint8_t[::1] src, part
+    cdef uint8_t[::1] dst, scratch
+    cdef Py_ssize_t room = 0
     cdef Frame fr
     cdef Py_ssize_t n, flo, fhi, dlo, dhi
     cdef int flags, ok
     cdef uint8_t* tmp = NULL
+    cdef uint8_t* owned = NULL
     try:
         src = frame
     except (TypeError, ValueError, BufferError) as e:
@@ -187,9 +206,35 @@ def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partia
         raise ValueError(f"decode_span: out must be a writable C-contiguous byte buffer "
                          f"({e})") from None
     n = src.shape[0]
+    if body is None:
+        part, at = src, 0
+    else:
+        try:
+            part = body
+        except (TypeError, ValueError, BufferError) as e:
+            raise TypeError(f"decode_span: body must be a C-contiguous byte buffer "
+                            f"({e})") from None
+        if at < 0:
+            raise ValueError(f"decode_span: at must not be negative, got {at}")
+        if (part.shape[0] and dst.shape[0]
+                and _overlap(&part[0], part.shape[0], &dst[0], dst.shape[0])):
+            raise ValueError("decode_span: body and out overlap")
     if not 0 <= start <= stop <= dst.shape[0]:
         raise ValueError(f"decode_span: the span [{start}, {stop}) does not lie in the "
                          f"{dst.shape[0]} bytes of out")
+    if work is not None:
+        try:
+            scratch = work
+        except (TypeError, ValueError, BufferError) as e:
+            raise ValueError(f"decode_span: work must be a writable C-contiguous byte "
+                             f"buffer ({e})") from None
+        room = scratch.shape[0]
+        if room and dst.shape[0] and _overlap(&scratch[0], room, &dst[0], dst.shape[0]):
+            raise ValueError("decode_span: work and out overlap")
+        if room and n and _overlap(&scratch[0], room, &src[0], n):
+            raise ValueError("decode_span: work and frame overlap")
+        if room and part.shape[0] and _overlap(&scratch[0], room, &part[0], part.shape[0]):
+            raise ValueError("decode_span: work and body overlap")
     if n and dst.shape[0]:
         flo, fhi = <Py_ssize_t>&src[0], <Py_ssize_t>&src[0] + n
         dlo, dhi = <Py_ssize_t>&dst[0], <Py_ssize_t>&dst[0] + dst.shape[0]
@@ -207,32 +252,44 @@ def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partia
     fr.blocksize = rd32(fr.f + 8)
     fr.cbytes = rd32(fr.f + 12)
     if (fr.f[0] != VERSION or flags & RESERVED or fr.typesize == 0
-            or fr.nbytes != dst.shape[0] or not HEADER <= fr.cbytes <= n
+            or fr.nbytes != dst.shape[0] or fr.cbytes < HEADER
+            or (body is None and fr.cbytes > n)
             or not 0 < fr.blocksize <= min(fr.nbytes, MAX_BLOCKSIZE)):
         return False
+    # What the streams are read from: the frame itself, or its bytes from ``at`` on.
+    fr.lo = at
+    fr.hi = min(at + part.shape[0], fr.cbytes)
+    if fr.hi <= fr.lo:
+        return False
+    fr.body = &part[0]
     if flags & MEMCPYED:
-        if fr.cbytes != fr.nbytes + HEADER:
+        if (fr.cbytes != fr.nbytes + HEADER or HEADER + start < fr.lo
+                or HEADER + stop > fr.hi):
             return False
         with nogil:
-            memcpy(&dst[start], fr.f + HEADER + start, stop - start)
+            memcpy(&dst[start], fr.body + (HEADER + start - fr.lo), stop - start)
         return True
     if (lz4_partial == 0 or flags >> 5 != LZ4_FORMAT or fr.f[1] != LZ4_VERSION_FORMAT
             or flags & DOBITSHUFFLE):
         return False
     fr.nblocks = (fr.nbytes + fr.blocksize - 1) // fr.blocksize  # (cdivision: no -(-a // b))
-    if fr.nblocks > (fr.cbytes - HEADER) // 4:
+    if fr.nblocks > (fr.cbytes - HEADER) // 4 or HEADER + 4 * fr.nblocks > n:
         return False
     fr.shuffled = (flags & DOSHUFFLE) != 0 and fr.typesize > 1
     fr.dont_split = (flags & DONT_SPLIT) != 0
     fr.lz4 = <lz4_partial_t>lz4_partial
+    fr.lz4_whole = <lz4_whole_t>lz4_whole
     if fr.shuffled:
-        tmp = <uint8_t*>malloc(fr.blocksize)
-        if tmp == NULL:
-            raise MemoryError(f"decode_span: no scratch memory for a block of "
-                              f"{fr.blocksize} bytes")
+        if room >= fr.blocksize:
+            tmp = &scratch[0]
+        else:
+            tmp = owned = <uint8_t*>malloc(fr.blocksize)
+            if tmp == NULL:
+                raise MemoryError(f"decode_span: no scratch memory for a block of "
+                                  f"{fr.blocksize} bytes")
     try:
         with nogil:
             ok = blocks(&fr, start, stop, &dst[0], tmp)
     finally:
-        free(tmp)
+        free(owned)
     return ok == 1

@@ -54,6 +54,7 @@ from zarrx._core.shuffle import patch_sole, shuffle_strided
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
+from zarrx.runtime.scratch import scratch
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
 SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
@@ -81,9 +82,9 @@ _MIN_BUFFERSIZE = 128
 _HEADS: dict[tuple[bytes, int, int, int, int], tuple[bytes, int]] = {}
 
 _lib: ModuleType | None = None
-#: The address of the bundled LZ4's ``LZ4_decompress_safe_partial`` (0: none usable), once
-#: looked up (:func:`_lz4_partial`).
-_LZ4_PARTIAL: int | None = None
+#: The addresses of the bundled LZ4's ``LZ4_decompress_safe_partial`` and
+#: ``LZ4_decompress_safe`` (0: none usable), once looked up (:func:`_lz4`).
+_LZ4: tuple[int, int] | None = None
 #: The first LZ4 whose partial decoding stops at exactly the bytes asked for.
 LZ4_PARTIAL_SINCE = 10900
 
@@ -101,18 +102,18 @@ def _load() -> ModuleType:
     return _lib
 
 
-def _lz4_partial() -> int:
-    """The address of ``LZ4_decompress_safe_partial`` in the LZ4 that numcodecs' c-blosc
-    bundles (its extension exports it), or 0 when it is not there or older than 1.9.0:
-    then frames are decoded whole."""
-    global _LZ4_PARTIAL
-    if _LZ4_PARTIAL is None:
-        _LZ4_PARTIAL = _find_lz4_partial(_load())
-    return _LZ4_PARTIAL
+def _lz4() -> tuple[int, int]:
+    """The addresses of ``LZ4_decompress_safe_partial`` and ``LZ4_decompress_safe`` in
+    the LZ4 that numcodecs' c-blosc bundles (its extension exports them), or zeros when
+    they are not there or the LZ4 is older than 1.9.0: then frames are decoded whole."""
+    global _LZ4
+    if _LZ4 is None:
+        _LZ4 = _find_lz4(_load())
+    return _LZ4
 
 
-def _find_lz4_partial(lib: Any) -> int:
-    """:func:`_lz4_partial` for the extension module ``lib``."""
+def _find_lz4(lib: Any) -> tuple[int, int]:
+    """:func:`_lz4` for the extension module ``lib``."""
     import ctypes
 
     try:
@@ -121,11 +122,12 @@ def _find_lz4_partial(lib: Any) -> int:
         version = so.LZ4_versionNumber
         version.argtypes, version.restype = [], ctypes.c_int
         if version() < LZ4_PARTIAL_SINCE:
-            return 0
-        address = ctypes.cast(so.LZ4_decompress_safe_partial, ctypes.c_void_p).value
+            return 0, 0
+        partial = ctypes.cast(so.LZ4_decompress_safe_partial, ctypes.c_void_p).value
+        whole = ctypes.cast(so.LZ4_decompress_safe, ctypes.c_void_p).value
     except (OSError, AttributeError, TypeError):
-        return 0
-    return address or 0
+        return 0, 0
+    return (partial, whole) if partial and whole else (0, 0)
 
 
 def _available_cnames() -> tuple[str, ...]:
@@ -337,7 +339,11 @@ class BloscCodec(BytesBytesCodec):
         byte buffer of the whole decoded size; its other bytes are left meaningless) and
         return ``True``, or return ``False`` when only a whole decode can
         (:func:`zarrx._core.blosc_part.decode_span`: lz4 frames and plain copies only)."""
-        return decode_span(as_byte_view(data, "blosc"), start, stop, out, _lz4_partial())
+        view = as_byte_view(data, "blosc")
+        # A per-thread scratch block for a shuffled frame (one of the chunk's size holds
+        # any of its blocks): no fresh memory, whose pages would fault in every time.
+        with scratch(len(out)) as work:
+            return decode_span(view, start, stop, out, *_lz4(), work)
 
     def max_encoded_size(self, n: int) -> int:
         # c-blosc 1 falls back to a plain copy after the 16-byte header when it cannot
@@ -479,7 +485,7 @@ def read_frame(data: bytes, nbytes: int) -> Frame | int:
     return Frame(bytes(data[:end]), nbytes, blocksize, cbytes, blocks)
 
 
-def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: Any) -> None:
+def decode_blocks(frame: Frame, start: int, stop: int, parts: list[Any], out: Any) -> None:
     """Decode decoded bytes ``[start, stop)`` of ``frame`` into ``out`` (the chunk's
     decoded bytes; only those of the blocks holding the span are written, and only the
     span's are meaningful), from ``parts``: the bytes of :meth:`Frame.ranges` for the same
@@ -490,6 +496,12 @@ def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: 
         return
     first, last = frame.block_span(start, stop)
     bases = [lo for lo, _ in frame.ranges(start, stop)]  # sorted: where each part begins
+    if len(parts) == 1:
+        # The blocks in one piece (the usual case): only the bytes the span needs, read
+        # where they lie (an lz4 frame; its header and block starts are the frame's).
+        with scratch(frame.blocksize) as work:
+            if decode_span(frame.head, start, stop, out, *_lz4(), work, parts[0], bases[0]):
+                return
     # A frame of just these blocks: the same header but for its sizes (and the split
     # flag: a last block shorter than the block size was never split), its own starts,
     # and the blocks' bytes.
@@ -512,7 +524,4 @@ def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: 
     version, versionlz, _, typesize = frame.head[:4]
     header = _FRAME_HEADER.pack(version, versionlz, flags, typesize, size, blocksize, at)
     synthetic = b"".join([header, np.asarray(starts, dtype="<i4").tobytes(), *blobs])
-    # Only the bytes the span needs (an lz4 frame), else the blocks whole.
-    target = out[lo_byte:hi_byte]
-    if not decode_span(synthetic, start - lo_byte, stop - lo_byte, target, _lz4_partial()):
-        _decompress_into(memoryview(synthetic), target, size)
+    _decompress_into(memoryview(synthetic), out[lo_byte:hi_byte], size)

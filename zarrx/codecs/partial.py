@@ -150,7 +150,10 @@ class PartialRead(ABC):
         parts = []
         for lo, hi in self._needs:
             base, value = answers[bisect_right(starts, lo) - 1]
-            parts.append(value[lo - base : hi - base])  # type: ignore[index]
+            # A view, not a copy: a block read with the header (or another block) is
+            # not copied out of the request's value (a fresh copy of a block of
+            # hundreds of KiB costs its page faults again on every read).
+            parts.append(memoryview(value)[lo - base : hi - base])  # type: ignore[arg-type]
         self._take(parts)
 
     @abstractmethod
@@ -158,8 +161,9 @@ class PartialRead(ABC):
         """The byte ranges to read next; ``[]``: done."""
 
     @abstractmethod
-    def _take(self, values: Sequence[bytes]) -> None:
-        """The bytes of the ranges of :meth:`_next` (cut to the value's end)."""
+    def _take(self, values: Sequence[Any]) -> None:
+        """The bytes of the ranges of :meth:`_next` (cut to the value's end; bytes-like
+        objects: views of the values read)."""
 
     @abstractmethod
     def _fill(self, out: np.ndarray) -> None:
@@ -205,7 +209,7 @@ class RawPartial(PartialRead):
     first element to its last, and a probe of the value's size (one byte past its end
     too: a value longer than the chunk is refused, as a whole read refuses it)."""
 
-    _data: bytes | None = None
+    _data: Any = None
 
     def _next(self) -> list[tuple[int, int]]:
         self._size = self.nbytes
@@ -213,7 +217,7 @@ class RawPartial(PartialRead):
             return []
         return [(self.start, self.stop), (self.nbytes - 1, self.nbytes + 1)]
 
-    def _take(self, values: Sequence[bytes]) -> None:
+    def _take(self, values: Sequence[Any]) -> None:
         self._data = values[0]
 
     def _fill(self, out: np.ndarray) -> None:
@@ -227,7 +231,7 @@ class BloscPartial(PartialRead):
     and starts again (to see that the frame is still the one whose starts were read)."""
 
     _frame: Any = None
-    _parts: list[bytes] | None = None
+    _parts: list[Any] | None = None
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -246,7 +250,7 @@ class BloscPartial(PartialRead):
         blocks = frame.ranges(self.start, self.stop)
         return [*_with_probe(blocks, frame.cbytes), (0, len(frame.head))]
 
-    def _take(self, values: Sequence[bytes]) -> None:
+    def _take(self, values: Sequence[Any]) -> None:
         if self._frame is None:
             found = self._blosc.read_frame(values[0], self.nbytes)
             if isinstance(found, int):
