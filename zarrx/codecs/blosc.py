@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import threading
 from bisect import bisect_right
 from collections.abc import Mapping
 from types import ModuleType
@@ -54,7 +55,6 @@ from zarrx._core.shuffle import patch_sole, shuffle_strided
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
-from zarrx.runtime.scratch import scratch
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
 SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
@@ -110,6 +110,23 @@ def _lz4() -> tuple[int, int]:
     if _LZ4 is None:
         _LZ4 = _find_lz4(_load())
     return _LZ4
+
+
+_thread = threading.local()
+#: A scratch block larger than this is not kept by its thread once used.
+_KEEP_WORK = 16 << 20
+
+
+def _work(nbytes: int) -> np.ndarray:
+    """This thread's scratch block for :func:`decode_span` (which uses it only during
+    the call, and calls nothing that could use it meanwhile), at least ``nbytes`` long:
+    memory whose pages are already there, not fresh pages faulted in on every read."""
+    work: np.ndarray | None = getattr(_thread, "work", None)
+    if work is None or len(work) < nbytes:
+        work = np.empty(nbytes, dtype=np.uint8)
+        if nbytes <= _KEEP_WORK:
+            _thread.work = work
+    return work
 
 
 def _find_lz4(lib: Any) -> tuple[int, int]:
@@ -339,11 +356,9 @@ class BloscCodec(BytesBytesCodec):
         byte buffer of the whole decoded size; its other bytes are left meaningless) and
         return ``True``, or return ``False`` when only a whole decode can
         (:func:`zarrx._core.blosc_part.decode_span`: lz4 frames and plain copies only)."""
-        view = as_byte_view(data, "blosc")
-        # A per-thread scratch block for a shuffled frame (one of the chunk's size holds
-        # any of its blocks): no fresh memory, whose pages would fault in every time.
-        with scratch(len(out)) as work:
-            return decode_span(view, start, stop, out, *_lz4(), work)
+        # The chunk's size holds any of its blocks.
+        return decode_span(as_byte_view(data, "blosc"), start, stop, out, *_lz4(),
+                           _work(len(out)))
 
     def max_encoded_size(self, n: int) -> int:
         # c-blosc 1 falls back to a plain copy after the 16-byte header when it cannot
@@ -496,12 +511,11 @@ def decode_blocks(frame: Frame, start: int, stop: int, parts: list[Any], out: An
         return
     first, last = frame.block_span(start, stop)
     bases = [lo for lo, _ in frame.ranges(start, stop)]  # sorted: where each part begins
-    if len(parts) == 1:
-        # The blocks in one piece (the usual case): only the bytes the span needs, read
-        # where they lie (an lz4 frame; its header and block starts are the frame's).
-        with scratch(frame.blocksize) as work:
-            if decode_span(frame.head, start, stop, out, *_lz4(), work, parts[0], bases[0]):
-                return
+    # The blocks in one piece (the usual case): only the bytes the span needs, read
+    # where they lie (an lz4 frame; its header and block starts are the frame's).
+    if len(parts) == 1 and decode_span(frame.head, start, stop, out, *_lz4(),
+                                       _work(frame.blocksize), parts[0], bases[0]):
+        return
     # A frame of just these blocks: the same header but for its sizes (and the split
     # flag: a last block shorter than the block size was never split), its own starts,
     # and the blocks' bytes.
