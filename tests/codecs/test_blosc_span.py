@@ -25,7 +25,7 @@ import zarrx.codecs.blosc as blosc_module
 from zarrx._core.blosc_part import decode_span
 from zarrx.codecs.blosc import CNAMES, BloscCodec, _available_cnames, _find_lz4
 from zarrx.codecs.bytes import BytesCodec
-from zarrx.codecs.partial import MAX_SHARE
+from zarrx.codecs.partial import IN_MEMORY_SHARE
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.testing.codecs import spec
 
@@ -331,7 +331,8 @@ def selections(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
 @given(st.sampled_from([*CNAMES_HERE, "lz4", "lz4", "lz4hc"]),
        st.sampled_from(["noshuffle", "shuffle", "shuffle", "bitshuffle"]),
        st.sampled_from(["<f4", "<i2", ">f8", "u1", "S3", "<c8"]),
-       st.sampled_from([(64, 32, 32), (40, 50, 33), (70_000,), (20, 4100)]),
+       st.sampled_from([(64, 32, 32), (40, 50, 33), (70_000,), (20, 4100), (16, 16, 16),
+                        (7, 300), (1000,)]),
        st.sampled_from([0, 0, 4096]),
        st.sampled_from(["smooth", "random"]), st.data())
 def test_chain_selection_equals_numpy(cname: str, shuffle: str, dtype: str,
@@ -367,8 +368,8 @@ def test_chain_without_lz4_decodes_whole(monkeypatch: pytest.MonkeyPatch) -> Non
     with _whole_decodes() as whole, chain.decoded(frame, selection) as got:
         assert got[selection] == chunk[selection]
     assert len(whole) == 1
-    # A large selection is decoded whole too (the rule of partial.touched_bytes).
-    big = (slice(0, int(64 * MAX_SHARE) + 1, 1), slice(0, 32, 1), slice(0, 32, 1))
+    # A large selection is decoded whole too (the rule of partial.in_memory_span).
+    big = (slice(0, int(64 * IN_MEMORY_SHARE) + 1, 1), slice(0, 32, 1), slice(0, 32, 1))
     monkeypatch.setattr(blosc_module, "_LZ4", (LZ4, LZ4_WHOLE))
     with _whole_decodes() as whole, chain.decoded(frame, big) as got:
         np.testing.assert_array_equal(got[big], chunk[big])

@@ -23,6 +23,39 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 
+cdef extern from *:
+    """
+    /* Elements [e0, e1) of a shuffled block (byte j of element i at s[j * m + i]) put
+       together at d (element i at d[i * T]). T a constant in the specialised loops, so
+       that the compiler turns them into vector shuffles. */
+    #define ZX_GATHER(T) \
+        for (Py_ssize_t i = e0; i < e1; i++) \
+            for (int j = 0; j < (T); j++) d[i * (T) + j] = s[j * m + i];
+    static void zx_gather2(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                           Py_ssize_t e1) { ZX_GATHER(2) }
+    static void zx_gather4(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                           Py_ssize_t e1) { ZX_GATHER(4) }
+    static void zx_gather8(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                           Py_ssize_t e1) { ZX_GATHER(8) }
+    static void zx_gather_any(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                              Py_ssize_t e1, Py_ssize_t T) {
+        for (Py_ssize_t j = 0; j < T; j++) {
+            const uint8_t* sj = s + j * m;
+            uint8_t* dj = d + j;
+            for (Py_ssize_t i = e0; i < e1; i++) dj[i * T] = sj[i];
+        }
+    }
+    """
+    void zx_gather2(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                    Py_ssize_t e1) noexcept nogil
+    void zx_gather4(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                    Py_ssize_t e1) noexcept nogil
+    void zx_gather8(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                    Py_ssize_t e1) noexcept nogil
+    void zx_gather_any(const uint8_t* s, Py_ssize_t m, uint8_t* d, Py_ssize_t e0,
+                       Py_ssize_t e1, Py_ssize_t T) noexcept nogil
+
+
 ctypedef int (*lz4_partial_t)(const char* src, char* dst, int src_size, int target,
                               int capacity) noexcept nogil
 ctypedef int (*lz4_whole_t)(const char* src, char* dst, int src_size,
@@ -125,8 +158,6 @@ cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint
     cdef Py_ssize_t quot, body, e0, e1, target
     cdef Py_ssize_t start = rd32(fr.f + HEADER + 4 * b), at = start
     cdef int leftover = bsize < fr.blocksize
-    cdef const uint8_t* s
-    cdef uint8_t* d
     if not leftover:
         bsize = fr.blocksize
     if (not fr.dont_split and T <= MAX_SPLITS and bsize // T >= MIN_BUFFERSIZE
@@ -159,11 +190,15 @@ cdef int block(const Frame* fr, Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, uint
         target = bsize if hi > body else ((T - 1) * quot + e1 if e1 > e0 else 0)
         if not stream(fr, &at, bsize, tmp, target) or at != block_end(fr, start):
             return 0
-    for j in range(T):
-        s = tmp + j * quot
-        d = out + j
-        for i in range(e0, e1):
-            d[i * T] = s[i]
+    if e1 > e0:
+        if T == 4:
+            zx_gather4(tmp, quot, out, e0, e1)
+        elif T == 8:
+            zx_gather8(tmp, quot, out, e0, e1)
+        elif T == 2:
+            zx_gather2(tmp, quot, out, e0, e1)
+        else:
+            zx_gather_any(tmp, quot, out, e0, e1, T)
     if hi > body:
         i = max(lo, body)
         memcpy(out + i, tmp + i, hi - i)

@@ -13,6 +13,12 @@
   items, ``"shuffle"`` otherwise). Other defaults follow zarr-python: ``cname`` ``"zstd"``,
   ``clevel`` 5, ``blocksize`` 0 (automatic).
 
+Part of a frame (a small read of a large chunk, :meth:`BloscCodec.decode_span`): an lz4
+frame is decoded by :mod:`zarrx._core.blosc_part`, which stops each stream of the blocks
+it needs once it has the bytes asked for, with the ``LZ4_decompress_safe_partial`` that
+numcodecs' blosc extension exports (LZ4 1.9.0 or later, looked up once by address); any
+other frame, or an extension without that symbol, is decoded whole as below.
+
 Library: numcodecs' c-blosc 1, the library zarr-python and numcodecs write with, for both
 directions: ``blosc_compress_ctx`` / ``blosc_decompress_ctx`` with one internal thread and
 the GIL released (the engine parallelises across chunks), decoding straight into a

@@ -110,7 +110,7 @@ class PreparedChain:
         per axis, or index arrays) only ``chunk[selection]`` is read from it: a chain
         that can decode part of a frame (``bytes`` then an lz4 ``blosc``) may then decode
         only the bytes from the selection's first element to its last, when that is a
-        small share of the chunk (:func:`zarrx.codecs.partial.touched_bytes`); the other
+        small share of the chunk (:func:`zarrx.codecs.partial.in_memory_span`); the other
         elements of the chunk yielded are then meaningless."""
         size = self._scratch_size
         if size is None:
@@ -138,9 +138,9 @@ class PreparedChain:
         kind = self._partial_kind
         if kind is None:
             return None
-        from zarrx.codecs.partial import BloscPartial  # loaded by _partial_kind
+        from zarrx.codecs.partial import BloscPartial, in_memory_span  # loaded already
 
-        return kind.touched if kind is BloscPartial else None
+        return in_memory_span if kind is BloscPartial else None
 
     def decode_into(self, data: Any, out: np.ndarray) -> bool:
         """Decode straight into ``out`` when it is the whole chunk and either its memory is
