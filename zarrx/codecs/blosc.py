@@ -13,6 +13,12 @@
   items, ``"shuffle"`` otherwise). Other defaults follow zarr-python: ``cname`` ``"zstd"``,
   ``clevel`` 5, ``blocksize`` 0 (automatic).
 
+Part of a frame (a small read of a large chunk, :meth:`BloscCodec.decode_span`): an lz4
+frame is decoded by :mod:`zarrx._core.blosc_part`, which stops each stream of the blocks
+it needs once it has the bytes asked for, with the ``LZ4_decompress_safe_partial`` that
+numcodecs' blosc extension exports (LZ4 1.9.0 or later, looked up once by address); any
+other frame, or an extension without that symbol, is decoded whole as below.
+
 Library: numcodecs' c-blosc 1, the library zarr-python and numcodecs write with, for both
 directions: ``blosc_compress_ctx`` / ``blosc_decompress_ctx`` with one internal thread and
 the GIL released (the engine parallelises across chunks), decoding straight into a
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import threading
 from bisect import bisect_right
 from collections.abc import Mapping
 from types import ModuleType
@@ -49,6 +56,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx import imports
+from zarrx._core.blosc_part import decode_span
 from zarrx._core.shuffle import patch_sole, shuffle_strided
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
@@ -80,6 +88,11 @@ _MIN_BUFFERSIZE = 128
 _HEADS: dict[tuple[bytes, int, int, int, int], tuple[bytes, int]] = {}
 
 _lib: ModuleType | None = None
+#: The addresses of the bundled LZ4's ``LZ4_decompress_safe_partial`` and
+#: ``LZ4_decompress_safe`` (0: none usable), once looked up (:func:`_lz4`).
+_LZ4: tuple[int, int] | None = None
+#: The first LZ4 whose partial decoding stops at exactly the bytes asked for.
+LZ4_PARTIAL_SINCE = 10900
 
 
 def _load() -> ModuleType:
@@ -93,6 +106,51 @@ def _load() -> ModuleType:
         lib.use_threads = False
         _lib = lib
     return _lib
+
+
+def _lz4() -> tuple[int, int]:
+    """The addresses of ``LZ4_decompress_safe_partial`` and ``LZ4_decompress_safe`` in
+    the LZ4 that numcodecs' c-blosc bundles (its extension exports them), or zeros when
+    they are not there or the LZ4 is older than 1.9.0: then frames are decoded whole."""
+    global _LZ4
+    if _LZ4 is None:
+        _LZ4 = _find_lz4(_load())
+    return _LZ4
+
+
+_thread = threading.local()
+#: A scratch block larger than this is not kept by its thread once used.
+_KEEP_WORK = 16 << 20
+
+
+def _work(nbytes: int) -> np.ndarray:
+    """This thread's scratch block for :func:`decode_span` (which uses it only during
+    the call, and calls nothing that could use it meanwhile), at least ``nbytes`` long:
+    memory whose pages are already there, not fresh pages faulted in on every read."""
+    work: np.ndarray | None = getattr(_thread, "work", None)
+    if work is None or len(work) < nbytes:
+        work = np.empty(nbytes, dtype=np.uint8)
+        if nbytes <= _KEEP_WORK:
+            _thread.work = work
+    return work
+
+
+def _find_lz4(lib: Any) -> tuple[int, int]:
+    """:func:`_lz4` for the extension module ``lib``."""
+    import ctypes
+
+    try:
+        # Already loaded: the same handle, whose symbols are searched first.
+        so = ctypes.CDLL(lib.__file__)
+        version = so.LZ4_versionNumber
+        version.argtypes, version.restype = [], ctypes.c_int
+        if version() < LZ4_PARTIAL_SINCE:
+            return 0, 0
+        partial = ctypes.cast(so.LZ4_decompress_safe_partial, ctypes.c_void_p).value
+        whole = ctypes.cast(so.LZ4_decompress_safe, ctypes.c_void_p).value
+    except (OSError, AttributeError, TypeError):
+        return 0, 0
+    return (partial, whole) if partial and whole else (0, 0)
 
 
 def _available_cnames() -> tuple[str, ...]:
@@ -299,6 +357,15 @@ class BloscCodec(BytesBytesCodec):
             )
         _decompress_into(view, target, nbytes)
 
+    def decode_span(self, data: Buffer, start: int, stop: int, out: Any) -> bool:
+        """Decode at least bytes ``[start, stop)`` of ``data`` into ``out`` (a writable
+        byte buffer of the whole decoded size; its other bytes are left meaningless) and
+        return ``True``, or return ``False`` when only a whole decode can
+        (:func:`zarrx._core.blosc_part.decode_span`: lz4 frames and plain copies only)."""
+        # The chunk's size holds any of its blocks.
+        return decode_span(as_byte_view(data, "blosc"), start, stop, out, *_lz4(),
+                           _work(len(out)))
+
     def max_encoded_size(self, n: int) -> int:
         # c-blosc 1 falls back to a plain copy after the 16-byte header when it cannot
         # compress, so the frame never exceeds n + BLOSC_MAX_OVERHEAD.
@@ -439,16 +506,22 @@ def read_frame(data: bytes, nbytes: int) -> Frame | int:
     return Frame(bytes(data[:end]), nbytes, blocksize, cbytes, blocks)
 
 
-def decode_blocks(frame: Frame, start: int, stop: int, parts: list[bytes], out: Any) -> None:
-    """Decode the blocks holding decoded bytes ``[start, stop)`` of ``frame`` into
-    ``out`` (the chunk's decoded bytes, written only there), from ``parts``: the bytes
-    of :meth:`Frame.ranges` for the same bounds, in that order."""
+def decode_blocks(frame: Frame, start: int, stop: int, parts: list[Any], out: Any) -> None:
+    """Decode decoded bytes ``[start, stop)`` of ``frame`` into ``out`` (the chunk's
+    decoded bytes; only those of the blocks holding the span are written, and only the
+    span's are meaningful), from ``parts``: the bytes of :meth:`Frame.ranges` for the same
+    bounds, in that order."""
     if frame.blocks is None:
         (data,) = parts
         out[start:stop] = np.frombuffer(data, dtype=np.uint8)
         return
     first, last = frame.block_span(start, stop)
     bases = [lo for lo, _ in frame.ranges(start, stop)]  # sorted: where each part begins
+    # The blocks in one piece (the usual case): only the bytes the span needs, read
+    # where they lie (an lz4 frame; its header and block starts are the frame's).
+    if len(parts) == 1 and decode_span(frame.head, start, stop, out, *_lz4(),
+                                       _work(frame.blocksize), parts[0], bases[0]):
+        return
     # A frame of just these blocks: the same header but for its sizes (and the split
     # flag: a last block shorter than the block size was never split), its own starts,
     # and the blocks' bytes.

@@ -5,7 +5,9 @@ A prepared chain (:meth:`zarrx.codecs.pipeline.PreparedChain.partial_read`) offe
 when its chunks can be decoded in part: C-order chunks whose codecs are exactly ``bytes``
 (the stored value is the elements: read their bytes) or ``bytes`` then ``blosc`` (read the
 frame's header and block starts, then only the blocks that hold the elements, and decode
-those blocks alone; see :func:`zarrx.codecs.blosc.read_frame`). Every other chain —
+those blocks alone; see :func:`zarrx.codecs.blosc.read_frame`; in an lz4 frame only the
+first bytes of each of their streams the elements need, see
+:func:`zarrx.codecs.blosc.decode_blocks`). Every other chain —
 checksums (``crc32c``) included, which need the whole value — decodes whole chunks.
 
 One rule decides (:func:`touched_bytes`): the chunk holds at least
@@ -47,16 +49,27 @@ class Changed(CodecError):
     """The value changed between the reads of one partial read: read the chunk whole."""
 
 
+#: A chunk already in memory (an inner chunk of a shard) is decoded in part when it holds
+#: at least this many bytes and the selection spans at most this share of them (there is
+#: no read to save, only decoding: a span of up to half a 32³ float32 lz4 chunk decodes in
+#: less time than the whole; below 4 KiB the set-up costs as much as the decode).
+IN_MEMORY_MIN_BYTES = 4096
+IN_MEMORY_SHARE = 0.5
+
+
 def touched_bytes(
-    shape: tuple[int, ...], itemsize: int, selection: tuple[Any, ...]
+    shape: tuple[int, ...], itemsize: int, selection: tuple[Any, ...],
+    min_bytes: int | None = None, share: float | None = None,
 ) -> tuple[int, int] | None:
     """The decoded bytes ``[start, stop)`` of a C-order chunk of ``shape`` from the first
     to the last element of ``selection`` (one slice per axis, positive steps), when the
-    chunk is worth reading in part (the rule of this module); else ``None``."""
+    chunk is worth reading in part (the rule of this module: ``min_bytes`` and ``share``
+    default to :data:`MIN_CHUNK_BYTES` and :data:`MAX_SHARE`); else ``None``."""
     nbytes = itemsize
     for n in shape:
         nbytes *= n
-    if nbytes < MIN_CHUNK_BYTES or len(selection) != len(shape):
+    floor = MIN_CHUNK_BYTES if min_bytes is None else min_bytes
+    if nbytes < floor or len(selection) != len(shape):
         return None
     first = last = 0
     stride = itemsize
@@ -73,9 +86,16 @@ def touched_bytes(
         last += (start + (stop - 1 - start) // step * step) * stride
         stride *= n
     stop = last + itemsize
-    if stop - first > nbytes * MAX_SHARE:
+    if stop - first > nbytes * (MAX_SHARE if share is None else share):
         return None
     return first, stop
+
+
+def in_memory_span(
+    shape: tuple[int, ...], itemsize: int, selection: tuple[Any, ...]
+) -> tuple[int, int] | None:
+    """:func:`touched_bytes` for a chunk already in memory (:data:`IN_MEMORY_SHARE`)."""
+    return touched_bytes(shape, itemsize, selection, IN_MEMORY_MIN_BYTES, IN_MEMORY_SHARE)
 
 
 #: Byte ranges of one value at most this far apart are read as one request (the bytes
@@ -150,7 +170,10 @@ class PartialRead(ABC):
         parts = []
         for lo, hi in self._needs:
             base, value = answers[bisect_right(starts, lo) - 1]
-            parts.append(value[lo - base : hi - base])  # type: ignore[index]
+            # A view, not a copy: a block read with the header (or another block) is
+            # not copied out of the request's value (a fresh copy of a block of
+            # hundreds of KiB costs its page faults again on every read).
+            parts.append(memoryview(value)[lo - base : hi - base])  # type: ignore[arg-type]
         self._take(parts)
 
     @abstractmethod
@@ -158,17 +181,21 @@ class PartialRead(ABC):
         """The byte ranges to read next; ``[]``: done."""
 
     @abstractmethod
-    def _take(self, values: Sequence[bytes]) -> None:
-        """The bytes of the ranges of :meth:`_next` (cut to the value's end)."""
+    def _take(self, values: Sequence[Any]) -> None:
+        """The bytes of the ranges of :meth:`_next` (cut to the value's end; bytes-like
+        objects: views of the values read)."""
 
     @abstractmethod
     def _fill(self, out: np.ndarray) -> None:
         """Write decoded bytes ``[start, stop)`` (at least) of the chunk into ``out``."""
 
     @contextmanager
-    def decoded(self, data: Any) -> Iterator[np.ndarray]:
+    def decoded(
+        self, data: Any, selection: tuple[Any, ...] | None = None
+    ) -> Iterator[np.ndarray]:
         """The chunk, in a per-thread scratch buffer where only the bytes this read
-        decoded are set. (``data`` is this read itself, as the engine passes it.)"""
+        decoded are set. (``data`` is this read itself, as the engine passes it; the
+        ``selection`` is the one this read was made for.)"""
         with scratch(self.nbytes) as buffer:
             self._fill(buffer)
             yield buffer.view(self.dtype).reshape(self.shape)
@@ -202,7 +229,7 @@ class RawPartial(PartialRead):
     first element to its last, and a probe of the value's size (one byte past its end
     too: a value longer than the chunk is refused, as a whole read refuses it)."""
 
-    _data: bytes | None = None
+    _data: Any = None
 
     def _next(self) -> list[tuple[int, int]]:
         self._size = self.nbytes
@@ -210,7 +237,7 @@ class RawPartial(PartialRead):
             return []
         return [(self.start, self.stop), (self.nbytes - 1, self.nbytes + 1)]
 
-    def _take(self, values: Sequence[bytes]) -> None:
+    def _take(self, values: Sequence[Any]) -> None:
         self._data = values[0]
 
     def _fill(self, out: np.ndarray) -> None:
@@ -224,7 +251,7 @@ class BloscPartial(PartialRead):
     and starts again (to see that the frame is still the one whose starts were read)."""
 
     _frame: Any = None
-    _parts: list[bytes] | None = None
+    _parts: list[Any] | None = None
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -243,7 +270,7 @@ class BloscPartial(PartialRead):
         blocks = frame.ranges(self.start, self.stop)
         return [*_with_probe(blocks, frame.cbytes), (0, len(frame.head))]
 
-    def _take(self, values: Sequence[bytes]) -> None:
+    def _take(self, values: Sequence[Any]) -> None:
         if self._frame is None:
             found = self._blosc.read_frame(values[0], self.nbytes)
             if isinstance(found, int):

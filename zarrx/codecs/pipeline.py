@@ -101,10 +101,17 @@ class PreparedChain:
         return self._from_bytes(data)
 
     @contextmanager
-    def decoded(self, data: Any) -> Iterator[np.ndarray]:
+    def decoded(
+        self, data: Any, selection: tuple[Any, ...] | None = None
+    ) -> Iterator[np.ndarray]:
         """:meth:`decode`, for a chunk that is only read inside the ``with`` block: the
         innermost bytes→bytes codec decodes into a per-thread scratch buffer that the
-        next chunk reuses, instead of fresh memory."""
+        next chunk reuses, instead of fresh memory. With ``selection`` (a slice or index
+        per axis, or index arrays) only ``chunk[selection]`` is read from it: a chain
+        that can decode part of a frame (``bytes`` then an lz4 ``blosc``) may then decode
+        only the bytes from the selection's first element to its last, when that is a
+        small share of the chunk (:func:`zarrx.codecs.partial.in_memory_span`); the other
+        elements of the chunk yielded are then meaningless."""
         size = self._scratch_size
         if size is None:
             yield self.decode(data)
@@ -112,8 +119,28 @@ class PreparedChain:
         for codec, max_size in reversed(self.bytes_bytes[1:]):
             data = codec.decode(data, max_size)
         with scratch(size) as buffer:
-            self.bytes_bytes[0][0].decode_into(data, buffer)
+            span = None
+            if selection is not None and self._spans is not None:
+                if any(type(s) is not slice for s in selection):
+                    selection = tuple(_as_slice(s) for s in selection)
+                span = self._spans(self.spec.shape, self._stored_dtype.itemsize, selection)
+            if span is None or not self.bytes_bytes[0][0].decode_span(  # type: ignore[attr-defined]
+                data, span[0], span[1], buffer
+            ):
+                self.bytes_bytes[0][0].decode_into(data, buffer)
             yield self._from_bytes(buffer)
+
+    @cached_property
+    def _spans(self) -> Any:
+        """The rule giving the decoded bytes ``[start, stop)`` of a chunk a selection
+        needs (``None``: not worth a part) when this chain decodes spans of a frame
+        (``bytes`` then ``blosc``: ``BloscCodec.decode_span``); else ``None``."""
+        kind = self._partial_kind
+        if kind is None:
+            return None
+        from zarrx.codecs.partial import BloscPartial, in_memory_span  # loaded already
+
+        return in_memory_span if kind is BloscPartial else None
 
     def decode_into(self, data: Any, out: np.ndarray) -> bool:
         """Decode straight into ``out`` when it is the whole chunk and either its memory is
@@ -269,6 +296,15 @@ class PreparedChain:
         for codec, _ in self.bytes_bytes:
             data = codec.encode(data)
         return data
+
+
+def _as_slice(s: Any) -> Any:
+    """An integer index as the one-element slice it selects (others as they are)."""
+    if type(s) is slice:
+        return s
+    if isinstance(s, int | np.integer) and s >= 0:
+        return slice(int(s), int(s) + 1, 1)
+    return s
 
 
 class CodecPipeline:

@@ -45,7 +45,9 @@ class Decoder(Protocol):
     """What :func:`place` needs of a prepared codec chain
     (:class:`zarrx.codecs.pipeline.PreparedChain`), which lives in the layer above."""
 
-    def decoded(self, data: Any) -> AbstractContextManager[np.ndarray]: ...
+    def decoded(
+        self, data: Any, selection: tuple[Any, ...] | None = None
+    ) -> AbstractContextManager[np.ndarray]: ...
 
     def decode_into(self, data: Any, out: np.ndarray) -> bool: ...
 
@@ -73,14 +75,14 @@ def place_selection(
         if data is None:
             out[out_selection] = elements.fill_value
             return
-        with chain.decoded(data) as chunk:
+        with chain.decoded(data, chunk_selection) as chunk:
             out[out_selection] = chunk[chunk_selection]
         return
     dst = out[out_selection]
     if data is None:
         elements.fill_region(dst)
     elif not chain.decode_into(data, dst):
-        with chain.decoded(data) as chunk:
+        with chain.decoded(data, chunk_selection) as chunk:
             elements.copy(chunk[chunk_selection], dst, streams(out))
 
 
