@@ -227,7 +227,7 @@ def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partia
     cdef uint8_t[::1] dst, scratch
     cdef Py_ssize_t room = 0
     cdef Frame fr
-    cdef Py_ssize_t n, flo, fhi, dlo, dhi
+    cdef Py_ssize_t n
     cdef int flags, ok
     cdef uint8_t* tmp = NULL
     cdef uint8_t* owned = NULL
@@ -270,11 +270,8 @@ def decode_span(frame, Py_ssize_t start, Py_ssize_t stop, out, size_t lz4_partia
             raise ValueError("decode_span: work and frame overlap")
         if room and part.shape[0] and _overlap(&scratch[0], room, &part[0], part.shape[0]):
             raise ValueError("decode_span: work and body overlap")
-    if n and dst.shape[0]:
-        flo, fhi = <Py_ssize_t>&src[0], <Py_ssize_t>&src[0] + n
-        dlo, dhi = <Py_ssize_t>&dst[0], <Py_ssize_t>&dst[0] + dst.shape[0]
-        if flo < dhi and dlo < fhi:
-            raise ValueError("decode_span: frame and out overlap")
+    if n and dst.shape[0] and _overlap(&src[0], n, &dst[0], dst.shape[0]):
+        raise ValueError("decode_span: frame and out overlap")
     if start == stop:
         return True
     # The header, as c-blosc checks it; anything else is left to c-blosc (False).
