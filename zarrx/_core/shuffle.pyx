@@ -125,7 +125,8 @@ cnp.import_array()
 cdef enum:
     MAXDIMS = 64          # NPY_MAXDIMS on NumPy 2
     MAXTYPE = 255         # the largest type size a Blosc 1 header records
-    AHEAD = 8             # rows read ahead: a view's rows lie apart, each a fresh miss
+    AHEAD = 8             # rows read ahead, at least: a view's rows lie apart
+    AHEAD_ROWS_BYTES = 2048  # ... and at least this many bytes of rows ahead
     AHEAD_BYTES = 4096    # rows longer than this stream well enough without the hint
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
 
@@ -165,37 +166,60 @@ cdef void _run(Gather* g, const char* s, Py_ssize_t e, Py_ssize_t n) noexcept no
         n -= m
 
 
+cdef struct Cursor:
+    Py_ssize_t idx[MAXDIMS]
+    const char* s           # the current row's first element
+    int done
+
+
+cdef inline void _next_row(Gather* g, Cursor* c) noexcept nogil:
+    """Move ``c`` to the next row of the walk (C order over every axis but the last)."""
+    cdef int k = g.nd - 2
+    while k >= 0:
+        c.idx[k] += 1
+        c.s += g.strides[k]
+        if c.idx[k] < g.shape[k]:
+            return
+        c.s -= g.strides[k] * g.shape[k]
+        c.idx[k] = 0
+        k -= 1
+    c.done = 1
+
+
 cdef void _walk(Gather* g) noexcept nogil:
-    cdef Py_ssize_t idx[MAXDIMS]
+    cdef Cursor at, ahead
     cdef int k, last = g.nd - 1
-    cdef Py_ssize_t e = 0, inner = g.shape[last], row = inner * g.strides[last], ahead = 0
+    cdef Py_ssize_t e = 0, inner = g.shape[last], row = inner * g.strides[last], n
     cdef Py_ssize_t low = 0
-    cdef const char* s = g.s
     if row < 0:             # a row with a negative step starts at its highest address
         low, row = row - g.strides[last], g.strides[last] - row + g.itemsize
     else:
         row += g.itemsize - g.strides[last]
-    if last > 0 and row <= AHEAD_BYTES:
-        # The row AHEAD rows on along the next axis out; past that axis's end the hint
-        # is merely wasted.
-        ahead = AHEAD * g.strides[last - 1]
     for k in range(last):
-        idx[k] = 0
+        at.idx[k] = 0
+    at.s, at.done = g.s, 0
+    ahead.s, ahead.done = g.s, 1  # (no hints unless set below)
+    if last > 0 and row <= AHEAD_BYTES:
+        # A second cursor walks the same rows AHEAD_ROWS_BYTES of rows ahead (at least
+        # AHEAD rows), across the ends of the outer axes as the walk does, and asks for
+        # each row it reaches: rows of a view lie apart, each a fresh miss, and short rows
+        # go by faster than memory answers (a 32³ float32 view of a large array: 63 ms
+        # for 256 MiB with a fixed 8 rows ahead along one axis, 38 ms with this).
+        ahead = at
+        n = max(AHEAD, AHEAD_ROWS_BYTES // row)
+        while n > 0 and not ahead.done:
+            _next_row(g, &ahead)
+            n -= 1
     while True:
-        if ahead:
-            zx_prefetch(s + ahead + low, row)
-        _run(g, s, e, inner)
+        if not ahead.done:
+            zx_prefetch(ahead.s + low, row)
+            _next_row(g, &ahead)
+        _run(g, at.s, e, inner)
         e += inner
-        k = last - 1
-        while k >= 0:
-            idx[k] += 1
-            s += g.strides[k]
-            if idx[k] < g.shape[k]:
-                break
-            s -= g.strides[k] * g.shape[k]
-            idx[k] = 0
-            k -= 1
-        if k < 0:
+        if last == 0:
+            return
+        _next_row(g, &at)
+        if at.done:
             return
 
 
