@@ -10,6 +10,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+import zarrx.codecs.blosc as blosc_module
 from zarrx.codecs.blosc import CNAMES, BloscCodec, _available_cnames
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.runtime.elements import swap_unit
@@ -150,3 +151,63 @@ def test_a_frame_shuffled_by_c_blosc_anyway_is_not_used(monkeypatch: pytest.Monk
     chunk = (np.arange(64 * 70) % 100).astype("<f4").reshape(64, 70)[:, 3:67]
     codec = BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=4)
     assert codec.encode_shuffled(chunk, 0, np.empty(chunk.nbytes, dtype=np.uint8)) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chunks(),
+    st.sampled_from(CNAMES_HERE),
+    st.integers(0, 9),
+    st.sampled_from([0, 0, 1, 4096]),
+    st.sampled_from(["little", "big"]),
+    st.booleans(),
+)
+def test_a_run_of_chunks_is_encoded_as_each_alone(
+    chunk: np.ndarray, cname: str, clevel: int, blocksize: int, endian: str, direct: bool
+) -> None:
+    """PreparedChain.encode_many (the fused run: one call without the GIL where c-blosc's
+    blosc_compress_ctx is reachable, else numcodecs chunk by chunk) gives each chunk the
+    bytes encode gives it alone (themselves numcodecs' frames, above), and they decode
+    back."""
+    endian_or_none = None if chunk.dtype.byteorder == "|" else endian
+    codec = BloscCodec(cname=cname, clevel=clevel, shuffle="shuffle", blocksize=blocksize,
+                       typesize=chunk.dtype.itemsize)
+    codecs = [{"name": "bytes", "configuration": {"endian": endian_or_none} if endian_or_none
+               else {}}, codec.to_dict()]
+    native = chunk.dtype.newbyteorder("=")
+    chain = CodecPipeline.from_json(codecs, where="test").prepare(spec(chunk.shape, native))
+    if chunk.dtype.byteorder not in "=|" and endian_or_none is None:
+        chunk = chunk.astype(native, copy=False)
+    run = [chunk, chunk[::-1], np.ascontiguousarray(chunk), chunk]
+    with pytest.MonkeyPatch.context() as mp:
+        if not direct:
+            mp.setattr(blosc_module, "_COMPRESS_CTX", 0)
+        encoded = chain.encode_many(run)
+    assert [bytes(e) for e in encoded] == [bytes(chain.encode(c)) for c in run]
+    for e, c in zip(encoded, run):
+        np.testing.assert_array_equal(chain.decode(e), c)
+
+
+def test_the_run_kernel_refuses_what_it_must() -> None:
+    """shuffle_compress_many: a frame whose flags byte has a bit of ``unless`` is None
+    (the compressor-format bits of an lz4 frame; c-blosc's plain copy of incompressible
+    bytes), the chunks' images must have one size, and it needs a compressor."""
+    from zarrx._core.shuffle import shuffle_compress_many
+
+    address = blosc_module._compress_ctx()
+    assert address  # numcodecs' extension exports blosc_compress_ctx here
+    chunk = (np.arange(64 * 70) % 100).astype("<f4").reshape(64, 70)[:, 3:67]
+    memory = np.empty(chunk.nbytes, dtype=np.uint8)
+    tail = (chunk.nbytes, 0, address, 5, b"lz4", 4, 0)
+    (frame,) = shuffle_compress_many([chunk], memory, *tail, 0x01, 0x02)
+    assert frame == reference(np.ascontiguousarray(chunk), BloscCodec(
+        cname="lz4", clevel=5, shuffle="shuffle", typesize=4))
+    assert shuffle_compress_many([chunk, chunk], memory, *tail, 0x01, 0xE0) == [None, None]
+    assert shuffle_compress_many([], memory, *tail, 0x01, 0x02) == []
+    noise = np.random.default_rng(0).integers(0, 2**32, chunk.shape, dtype="<u4")
+    assert shuffle_compress_many([chunk, noise.view("<f4")], memory, *tail, 0x01,
+                                 0x02)[1] is None
+    with pytest.raises(ValueError, match="dst has 16384 bytes"):
+        shuffle_compress_many([chunk, chunk[:10]], memory, *tail, 0x01, 0x02)
+    with pytest.raises(ValueError, match="no compressor"):
+        shuffle_compress_many([chunk], memory, chunk.nbytes, 0, 0, 5, b"lz4", 4, 0, 1, 2)

@@ -12,7 +12,9 @@ the block. Elements are opaque runs of ``itemsize`` bytes (the shuffle's type si
 
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.ref cimport Py_REFCNT
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_REFCNT, Py_XDECREF
+from libc.stdlib cimport calloc, free, malloc
 from libc.stdint cimport uint8_t
 
 
@@ -117,6 +119,16 @@ cdef extern from *:
     void zx_scatter(const char* s, Py_ssize_t ss, Py_ssize_t n, int T,
                     uint8_t** out) noexcept nogil
 
+cdef extern from "Python.h":
+    PyObject* PyBytes_FromStringAndSize(const char* v, Py_ssize_t n) except NULL
+    int _PyBytes_Resize(PyObject** b, Py_ssize_t n) except -1
+
+#: c-blosc 1's ``blosc_compress_ctx``.
+ctypedef int (*compress_ctx_t)(int clevel, int doshuffle, size_t typesize, size_t nbytes,
+                               const void* src, void* dest, size_t destsize,
+                               const char* compressor, size_t blocksize,
+                               int numinternalthreads) noexcept nogil
+
 cdef extern from "numpy/arrayobject.h":
     bint PyDataType_REFCHK(cnp.PyArray_Descr*) noexcept nogil
 
@@ -129,6 +141,8 @@ cdef enum:
     AHEAD_ROWS_BYTES = 2048  # ... and at least this many bytes of rows ahead
     AHEAD_BYTES = 4096    # rows longer than this stream well enough without the hint
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
+    FRAME_OVERHEAD = 16   # BLOSC_MAX_OVERHEAD: a frame is at most this much larger
+    MIN_FRAME = 16        # a frame's header; below it, nothing c-blosc wrote
 
 
 cdef struct Gather:
@@ -223,35 +237,36 @@ cdef void _walk(Gather* g) noexcept nogil:
             return
 
 
-def shuffle_strided(cnp.ndarray src not None, dst, Py_ssize_t blocksize, int swap=0):
-    """Write the byte-shuffled C-order image of src into dst; see shuffle.pyi."""
+cdef Py_ssize_t _prepare(Gather* g, cnp.ndarray src, dst, Py_ssize_t blocksize, int swap,
+                         str name) except -1:
+    """Check the arguments of a gather of ``src`` into ``dst`` and fill ``g``; the image's
+    size in bytes (0: nothing to do)."""
     cdef Py_ssize_t T = cnp.PyArray_ITEMSIZE(src), n = cnp.PyArray_SIZE(src), nbytes
     cdef Py_ssize_t lo, hi, span, ext
     cdef int nd = cnp.PyArray_NDIM(src), i
     cdef unsigned char[::1] out
-    cdef Gather g
     if PyDataType_REFCHK(cnp.PyArray_DESCR(src)):
-        raise TypeError(f"shuffle_strided: a dtype holding Python objects ({src.dtype}) "
+        raise TypeError(f"{name}: a dtype holding Python objects ({src.dtype}) "
                         "cannot be shuffled as bytes")
     if T < 1 or T > MAXTYPE:
-        raise ValueError(f"shuffle_strided: itemsize must be 1 to {MAXTYPE}, got {T}")
+        raise ValueError(f"{name}: itemsize must be 1 to {MAXTYPE}, got {T}")
     try:
         out = dst
     except (TypeError, ValueError, BufferError) as e:
-        raise ValueError(f"shuffle_strided: dst must be a writable C-contiguous byte "
+        raise ValueError(f"{name}: dst must be a writable C-contiguous byte "
                          f"buffer ({e})") from None
     nbytes = n * T
     if out.shape[0] != nbytes:
-        raise ValueError(f"shuffle_strided: dst has {out.shape[0]} bytes, the image of "
+        raise ValueError(f"{name}: dst has {out.shape[0]} bytes, the image of "
                          f"src has {nbytes}")
     if blocksize < T or blocksize % T:
-        raise ValueError(f"shuffle_strided: blocksize must be a positive multiple of the "
+        raise ValueError(f"{name}: blocksize must be a positive multiple of the "
                          f"itemsize {T}, got {blocksize}")
     if swap not in (0, 2, 4, 8, 16) or (swap and T % swap):
-        raise ValueError(f"shuffle_strided: swap must be 0, 2, 4, 8 or 16 and divide the "
+        raise ValueError(f"{name}: swap must be 0, 2, 4, 8 or 16 and divide the "
                          f"itemsize {T}, got {swap}")
     if n == 0:
-        return
+        return 0
     # The source's memory must not be dst's (the image is written while src is read).
     lo = hi = <Py_ssize_t>cnp.PyArray_DATA(src)
     for i in range(nd):
@@ -263,7 +278,7 @@ def shuffle_strided(cnp.ndarray src not None, dst, Py_ssize_t blocksize, int swa
     hi += T
     ext = <Py_ssize_t>&out[0]
     if lo < ext + nbytes and ext < hi:
-        raise ValueError("shuffle_strided: src and dst overlap")
+        raise ValueError(f"{name}: src and dst overlap")
     # Axes in C order: length-1 axes dropped, an axis merged into the next when they
     # step through memory as one.
     g.nd = 0
@@ -289,11 +304,86 @@ def shuffle_strided(cnp.ndarray src not None, dst, Py_ssize_t blocksize, int swa
     g.nblocks = (n + g.per_block - 1) // g.per_block
     g.last = n - (g.nblocks - 1) * g.per_block
     g.xmask = swap - 1 if swap else 0
+    return nbytes
+
+
+def shuffle_strided(cnp.ndarray src not None, dst, Py_ssize_t blocksize, int swap=0):
+    """Write the byte-shuffled C-order image of src into dst; see shuffle.pyi."""
+    cdef Gather g
+    cdef Py_ssize_t nbytes = _prepare(&g, src, dst, blocksize, swap, "shuffle_strided")
+    cdef unsigned char[::1] _held = dst  # dst cannot be resized during the walk
+    if nbytes == 0:
+        return
     if nbytes < NOGIL_BYTES:
         _walk(&g)
     else:
         with nogil:
             _walk(&g)
+
+
+def shuffle_compress_many(list chunks not None, scratch, Py_ssize_t blocksize, int swap,
+                          size_t compress_ctx, int clevel, bytes cname not None,
+                          Py_ssize_t typesize, Py_ssize_t forced, int bits, int unless):
+    """Each chunk shuffle_strided into scratch and compressed into a new frame, all in one
+    stretch without the GIL; see shuffle.pyi."""
+    cdef Py_ssize_t k, count = len(chunks), nbytes = 0
+    cdef Gather* gs = NULL
+    cdef PyObject** frames = NULL
+    cdef Py_ssize_t* sizes = NULL
+    cdef char** dests = NULL
+    cdef const char* codec = cname
+    cdef compress_ctx_t compress = <compress_ctx_t>compress_ctx
+    cdef unsigned char[::1] image = scratch
+    cdef uint8_t* flags
+    if compress_ctx == 0 or typesize < 1:
+        raise ValueError("shuffle_compress_many: no compressor")
+    if not 0 <= bits <= 255 or not 0 <= unless <= 255:
+        raise ValueError(f"shuffle_compress_many: bits and unless must be byte values, "
+                         f"got {bits}, {unless}")
+    out = [None] * count
+    if count == 0:
+        return out
+    gs = <Gather*>malloc(count * sizeof(Gather))
+    frames = <PyObject**>calloc(count, sizeof(PyObject*))
+    sizes = <Py_ssize_t*>calloc(count, sizeof(Py_ssize_t))
+    dests = <char**>calloc(count, sizeof(char*))
+    try:
+        if gs == NULL or frames == NULL or sizes == NULL or dests == NULL:
+            raise MemoryError("shuffle_compress_many: no memory for its bookkeeping")
+        for k in range(count):
+            # (each image must be scratch's size: _prepare refuses any other)
+            nbytes = _prepare(&gs[k], chunks[k], scratch, blocksize, swap,
+                              "shuffle_compress_many")
+        if nbytes < MIN_FRAME:
+            return out
+        for k in range(count):
+            frames[k] = PyBytes_FromStringAndSize(NULL, nbytes + FRAME_OVERHEAD)
+            dests[k] = PyBytes_AS_STRING(<object>frames[k])
+        with nogil:  # the frames are this call's alone until it returns
+            for k in range(count):
+                _walk(&gs[k])
+                sizes[k] = compress(clevel, 0, typesize, nbytes, &image[0], dests[k],
+                                    nbytes + FRAME_OVERHEAD, codec, forced, 1)
+        for k in range(count):
+            if sizes[k] < 0:
+                raise RuntimeError(f"shuffle_compress_many: c-blosc failed ({sizes[k]})")
+        for k in range(count):
+            flags = <uint8_t*>dests[k] + 2
+            if sizes[k] < MIN_FRAME or flags[0] & unless:
+                continue
+            flags[0] |= <uint8_t>bits
+            if sizes[k] < nbytes + FRAME_OVERHEAD:
+                _PyBytes_Resize(&frames[k], sizes[k])
+            out[k] = <object>frames[k]
+        return out
+    finally:
+        if frames != NULL:
+            for k in range(count):
+                Py_XDECREF(frames[k])  # (out holds its own references)
+        free(frames)
+        free(dests)
+        free(sizes)
+        free(gs)
 
 
 def patch_sole(bytes frame not None, Py_ssize_t at, int bits, int unless=0):

@@ -57,7 +57,7 @@ import numpy as np
 
 from zarrx import imports
 from zarrx._core.blosc_part import decode_span
-from zarrx._core.shuffle import patch_sole, shuffle_strided
+from zarrx._core.shuffle import patch_sole, shuffle_compress_many, shuffle_strided
 from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
@@ -91,6 +91,8 @@ _lib: ModuleType | None = None
 #: The addresses of the bundled LZ4's ``LZ4_decompress_safe_partial`` and
 #: ``LZ4_decompress_safe`` (0: none usable), once looked up (:func:`_lz4`).
 _LZ4: tuple[int, int] | None = None
+#: The address of c-blosc's ``blosc_compress_ctx`` (0: none), once looked up.
+_COMPRESS_CTX: int | None = None
 #: The first LZ4 whose partial decoding stops at exactly the bytes asked for.
 LZ4_PARTIAL_SINCE = 10900
 
@@ -106,6 +108,27 @@ def _load() -> ModuleType:
         lib.use_threads = False
         _lib = lib
     return _lib
+
+
+def _compress_ctx() -> int:
+    """The address of ``blosc_compress_ctx`` in numcodecs' blosc extension (which exports
+    it), or 0 when it is not there: then chunks are compressed one by one through
+    numcodecs."""
+    global _COMPRESS_CTX
+    if _COMPRESS_CTX is None:
+        _COMPRESS_CTX = _find_compress_ctx(_load())
+    return _COMPRESS_CTX
+
+
+def _find_compress_ctx(lib: Any) -> int:
+    """:func:`_compress_ctx` for the extension module ``lib``."""
+    import ctypes
+
+    try:
+        address = ctypes.cast(ctypes.CDLL(lib.__file__).blosc_compress_ctx, ctypes.c_void_p)
+    except (OSError, AttributeError, TypeError):
+        return 0
+    return address.value or 0
 
 
 def _lz4() -> tuple[int, int]:
@@ -288,19 +311,11 @@ class BloscCodec(BytesBytesCodec):
         comes back a copy of the shuffled bytes is not used, and neither is one whose
         header differs from the one :meth:`encode` gives, checked on every frame.
         Only for codecs :meth:`shuffles_bytes_of` the chunk's itemsize."""
-        nbytes = memory.nbytes
-        if not _MIN_BUFFERSIZE <= nbytes <= MAX_BUFFERSIZE:
-            return None
-        cname = self.cname.encode("ascii")
         typesize = chunk.dtype.itemsize
-        key = (cname, self.clevel, typesize, self.blocksize, nbytes)
-        known = _HEADS.get(key)
-        if known is None:
-            known = _HEADS[key] = self._head(cname, typesize, nbytes)
-        head, forced = known
-        if forced == 0:
+        plan = self._fused_plan(typesize, memory.nbytes)
+        if plan is None:
             return None
-        blocksize = int.from_bytes(head[8:12], "little")
+        cname, head, forced, blocksize = plan
         shuffle_strided(chunk, memory, blocksize, swap)
         try:
             # A fresh object from the compressor, handed over whole: patched in place. A
@@ -315,6 +330,48 @@ class BloscCodec(BytesBytesCodec):
         if frame is None:
             return None
         return frame if frame[:12] == head else None
+
+    def encode_shuffled_many(
+        self, chunks: list[np.ndarray], swap: int, memory: np.ndarray
+    ) -> list[Any]:
+        """:meth:`encode_shuffled` of each of ``chunks`` (one dtype, images of
+        ``memory``'s size), all in one call to the kernel that gathers, shuffles and
+        compresses them without the GIL (c-blosc's ``blosc_compress_ctx``, reached by
+        address as :func:`_lz4` reaches LZ4): a thread encoding a run of small chunks
+        takes the GIL once for the run, not twice a chunk, so a thread preempted while
+        it holds the GIL stalls the others less often. Where the extension does not
+        export the function, each chunk goes through :meth:`encode_shuffled`."""
+        compress_ctx = _compress_ctx()
+        if not compress_ctx:
+            return [self.encode_shuffled(chunk, swap, memory) for chunk in chunks]
+        typesize = chunks[0].dtype.itemsize
+        plan = self._fused_plan(typesize, memory.nbytes)
+        if plan is None:
+            return [None] * len(chunks)
+        cname, head, forced, blocksize = plan
+        try:
+            frames = shuffle_compress_many(chunks, memory, blocksize, swap, compress_ctx,
+                                           self.clevel, cname, typesize, forced,
+                                           _SHUFFLED, _MEMCPYED | _SHUFFLED)
+        except RuntimeError as e:
+            raise CodecError(f"codec 'blosc': compression failed: {e}") from e
+        return [None if f is None or f[:12] != head else f for f in frames]
+
+    def _fused_plan(self, typesize: int, nbytes: int) -> tuple[bytes, bytes, int, int] | None:
+        """For images of ``nbytes`` bytes of ``typesize``-byte elements: the cname, the
+        header :meth:`encode` writes, the block size to ask c-blosc for with the shuffle
+        off, and the block size it will use; ``None`` when they cannot be fused."""
+        if not _MIN_BUFFERSIZE <= nbytes <= MAX_BUFFERSIZE:
+            return None
+        cname = self.cname.encode("ascii")
+        key = (cname, self.clevel, typesize, self.blocksize, nbytes)
+        known = _HEADS.get(key)
+        if known is None:
+            known = _HEADS[key] = self._head(cname, typesize, nbytes)
+        head, forced = known
+        if forced == 0:
+            return None
+        return cname, head, forced, int.from_bytes(head[8:12], "little")
 
     def _head(self, cname: bytes, typesize: int, nbytes: int) -> tuple[bytes, int]:
         """The first 12 header bytes :meth:`encode` writes for ``nbytes`` bytes, and the

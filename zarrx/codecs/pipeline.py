@@ -255,12 +255,7 @@ class PreparedChain:
         # A strided or byte-swapped chunk: lay out the stored image in a scratch buffer
         # (the compressor reads it and writes fresh memory), not in a new array.
         with scratch(self.bytes_spec.nbytes) as memory:
-            swap = (
-                0 if chunk.dtype == image
-                else swap_unit(chunk.dtype) or swap_unit(image)
-                if chunk.dtype.newbyteorder() == image
-                else -1
-            )
+            swap = _swap(chunk.dtype, image)
             shuffler = self._shuffler
             if shuffler is not None and swap >= 0:
                 # Blosc's byte shuffle done by the layout pass itself (one pass, not two).
@@ -274,6 +269,29 @@ class PreparedChain:
                 np.copyto(laid_out, chunk)
             # ``memory`` is the stored image itself (what ``bytes`` would return of it).
             return self._compress(memory)
+
+    def encode_many(self, chunks: list[np.ndarray]) -> list[Any]:
+        """:meth:`encode` of each of ``chunks`` (arrays of ``spec.shape`` of one dtype):
+        strided chunks of a chain whose layout pass does Blosc's shuffle
+        (``BloscCodec.encode_shuffled_many``) are laid out and compressed in one call
+        without the GIL; any other chunk, or one that call cannot make, as :meth:`encode`
+        makes it."""
+        shuffler, image = self._shuffler, self._image_dtype
+        if shuffler is None or image is None or self.array_array or len(chunks) < 2:
+            return [self.encode(chunk) for chunk in chunks]
+        dtype = chunks[0].dtype
+        swap = _swap(dtype, image)
+        strided = [i for i, c in enumerate(chunks)
+                   if c.dtype == dtype and not (c.flags.c_contiguous and dtype == image)]
+        out: list[Any] = [None] * len(chunks)
+        if swap >= 0 and len(strided) > 1:
+            with scratch(self.bytes_spec.nbytes) as memory:
+                frames = shuffler.encode_shuffled_many([chunks[i] for i in strided], swap,
+                                                       memory)
+            for i, frame in zip(strided, frames):
+                out[i] = frame
+        return [self.encode(chunk) if frame is None else frame
+                for chunk, frame in zip(chunks, out)]
 
     @cached_property
     def _shuffler(self) -> Any:
@@ -296,6 +314,16 @@ class PreparedChain:
         for codec, _ in self.bytes_bytes:
             data = codec.encode(data)
         return data
+
+
+def _swap(dtype: np.dtype, image: np.dtype) -> int:
+    """How elements of ``dtype`` become the stored ``image``'s: 0 as they are, the
+    byte-swap unit when only the byte order differs, -1 when they need a cast."""
+    if dtype == image:
+        return 0
+    if dtype.newbyteorder() == image:
+        return swap_unit(dtype) or swap_unit(image)
+    return -1
 
 
 def _as_slice(s: Any) -> Any:

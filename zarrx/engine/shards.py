@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, partial
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +36,13 @@ import numpy as np
 from zarrx import config
 from zarrx.abc.store import ByteRange, Part, Snapshot, Store, Stored
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.update import background_writes, covers, encode_chunk, new_chunk
+from zarrx.engine.update import (
+    background_writes,
+    covers,
+    encode_chunk,
+    encode_chunks,
+    new_chunk,
+)
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import BackgroundWrites, in_worker, run_all
 from zarrx.runtime.place import place_each
@@ -514,11 +519,22 @@ def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.
             for part, w in zip(batch, whole):
                 if w:
                     shard = _WholeShard(cs, shards, value, write_empty, writes, part)
-                    tasks.extend(zip(repeat(shard.encode), part.items))
+                    items = part.items
+                    tasks.extend((shard.encode, items[i:i + _RUN])
+                                 for i in range(0, len(items), _RUN))
                 else:
                     tasks.append((partial(_update, cs, shards, value, write_empty, part),
                                   ahead.get(part.key)))
             run_all(_apply, tasks)
+
+
+#: Inner chunks of a shard written whole encoded by one task, in one call without the
+#: GIL where the chain can (:func:`~zarrx.engine.update.encode_chunks`): a thread takes
+#: the GIL once per run instead of twice per inner chunk, and one preempted while it
+#: holds it stalls the others less often. A full write of 2048 32³ float32 inner chunks
+#: (blosc lz4), interleaved against one inner chunk a task: CPU 0.88-0.92, wall
+#: 0.79-0.89; beside a CPU-bound process, wall 0.87-0.94.
+_RUN = 8
 
 
 def _one(part: ShardPart) -> int:
@@ -561,12 +577,15 @@ class _WholeShard:
         self.left = len(part.items)
         self.lock = threading.Lock()
 
-    def encode(self, p: ChunkProjection) -> None:
-        shards = self.shards
-        data = encode_chunk(shards.inner, shards.elements, False, self.value[p.out_selection])
+    def encode(self, run: list[ChunkProjection]) -> None:
+        """Encode a run of the shard's inner chunks; the last one done writes it."""
+        shards, value = self.shards, self.value
+        encoded = encode_chunks(shards.inner, shards.elements, False,
+                                [value[p.out_selection] for p in run])
         with self.lock:
-            self.encoded[p.coords] = data
-            self.left -= 1
+            for p, data in zip(run, encoded):
+                self.encoded[p.coords] = data
+            self.left -= len(run)
             last = not self.left
         if last:
             self.write()

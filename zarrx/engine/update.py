@@ -106,6 +106,17 @@ def encode_chunk(chain: PreparedChain, elements: Elements, write_empty: bool,
     return chain.encode(chunk)
 
 
+def encode_chunks(chain: PreparedChain, elements: Elements, write_empty: bool,
+                  chunks: list[np.ndarray]) -> list[Any]:
+    """:func:`encode_chunk` of each of ``chunks`` (of one chain), the ones to store
+    encoded together (:meth:`PreparedChain.encode_many`)."""
+    keep = [i for i, chunk in enumerate(chunks) if write_empty or not elements.is_fill(chunk)]
+    out: list[Any] = [None] * len(chunks)
+    for i, data in zip(keep, chain.encode_many([chunks[i] for i in keep])):
+        out[i] = data
+    return out
+
+
 def _build(
     chain: PreparedChain,
     elements: Elements,
