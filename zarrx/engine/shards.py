@@ -497,9 +497,10 @@ def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.
     """Write ``value`` (the selection's buffer) into the inner chunks the selection names,
     one atomic update per shard (see the module's docstring).
 
-    A shard the write covers is as many tasks of the chunk threads as it has inner chunks
-    (in C order, shard after shard): every thread encodes inner chunks of the same shard,
-    and the one that encodes its last hands it to the I/O threads, in parts (its encoded
+    A shard the write covers is tasks of the chunk threads, runs of :data:`_RUN` of its
+    inner chunks each (in C order, shard after shard), each run encoded in one call
+    without the GIL where the chain can: every thread encodes inner chunks of the same
+    shard, and the one that encodes its last hands it to the I/O threads, in parts (its encoded
     inner chunks and its index, never joined into one buffer). So the threads finish
     together, and each shard is written while the next ones are encoded. A shard covered
     in part is one task, as a chunk is: its inner chunks are encoded in turn inside it, or
@@ -564,8 +565,8 @@ def _encode_covered(shards: ShardLayout, value: np.ndarray, part: ShardPart) -> 
 
 
 class _WholeShard:
-    """A shard the write covers, encoded inner chunk by inner chunk by any thread
-    (:meth:`encode` of each of its items), and written (nothing read) once its last inner
+    """A shard the write covers, encoded run by run of its inner chunks by any thread
+    (:meth:`encode` of runs of its items), and written (nothing read) once its last inner
     chunk is encoded."""
 
     def __init__(self, cs: ChunkStore, shards: ShardLayout, value: np.ndarray,
