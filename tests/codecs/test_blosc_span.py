@@ -294,6 +294,9 @@ def test_lookup_of_the_lz4_symbol(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert _find_lz4(Elsewhere()) == (0, 0)
     assert _find_lz4(Nowhere()) == (0, 0)
+    assert blosc_module._find_compress_ctx(lib) != 0  # the same lookup, for the writes
+    assert blosc_module._find_compress_ctx(Elsewhere()) == 0
+    assert blosc_module._find_compress_ctx(Nowhere()) == 0
     monkeypatch.setattr(blosc_module, "LZ4_PARTIAL_SINCE", 10**9)  # an LZ4 too old
     assert _find_lz4(lib) == (0, 0)
 

@@ -122,13 +122,19 @@ def _compress_ctx() -> int:
 
 def _find_compress_ctx(lib: Any) -> int:
     """:func:`_compress_ctx` for the extension module ``lib``."""
+    return _exported(lib, "blosc_compress_ctx")
+
+
+def _exported(lib: Any, name: str) -> int:
+    """The address of the C function ``name`` that the extension module ``lib`` exports
+    (looked up through its already loaded library), or 0 when there is none."""
     import ctypes
 
     try:
-        address = ctypes.cast(ctypes.CDLL(lib.__file__).blosc_compress_ctx, ctypes.c_void_p)
+        function = getattr(ctypes.CDLL(lib.__file__), name)
     except (OSError, AttributeError, TypeError):
         return 0
-    return address.value or 0
+    return ctypes.cast(function, ctypes.c_void_p).value or 0
 
 
 def _lz4() -> tuple[int, int]:
@@ -162,17 +168,11 @@ def _find_lz4(lib: Any) -> tuple[int, int]:
     """:func:`_lz4` for the extension module ``lib``."""
     import ctypes
 
-    try:
-        # Already loaded: the same handle, whose symbols are searched first.
-        so = ctypes.CDLL(lib.__file__)
-        version = so.LZ4_versionNumber
-        version.argtypes, version.restype = [], ctypes.c_int
-        if version() < LZ4_PARTIAL_SINCE:
-            return 0, 0
-        partial = ctypes.cast(so.LZ4_decompress_safe_partial, ctypes.c_void_p).value
-        whole = ctypes.cast(so.LZ4_decompress_safe, ctypes.c_void_p).value
-    except (OSError, AttributeError, TypeError):
+    version = _exported(lib, "LZ4_versionNumber")
+    if not version or ctypes.CFUNCTYPE(ctypes.c_int)(version)() < LZ4_PARTIAL_SINCE:
         return 0, 0
+    partial = _exported(lib, "LZ4_decompress_safe_partial")
+    whole = _exported(lib, "LZ4_decompress_safe")
     return (partial, whole) if partial and whole else (0, 0)
 
 
