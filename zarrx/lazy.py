@@ -16,9 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zarrx.engine.shards import inner_projections
 from zarrx.errors import BoundsCheckError, SelectionError
-from zarrx.runtime.plan import plan
+from zarrx.runtime.plan import plan, plan_batches
 from zarrx.selection.layout import Layout, Run
 from zarrx.selection.modes import coordinate_transform, orthogonal_transform
 from zarrx.selection.numpy_index import ParsedIndex, Selected, parse_index
@@ -160,8 +159,10 @@ class View:
         if not self.size:
             return []
         cs = array._chunk_store
-        if unit == "read" and cs.shards is not None:  # the engine's plan of inner chunks
-            found = inner_projections(cs, cs.shards, layout)
+        if unit == "read" and cs.tiles is not None:  # the engine's plan of inner chunks
+            found = ((cs.key(tuple(c // n for c, n in zip(p.coords, cs.tiles))), p.coords, p)
+                     for batch in plan_batches(cs.grid, cs.meta.shape, layout, tiles=cs.tiles)
+                     for p in batch.projections())
         else:
             found = ((cs.key(p.coords), p.coords, p)
                      for p in plan(array._metadata.chunk_grid, array._metadata.shape, layout))

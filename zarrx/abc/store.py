@@ -181,6 +181,29 @@ class Store(ABC):
         ranges = then(self.get(key, head))
         return self.get_many([(key, r) for r in ranges]) if ranges else []
 
+    def read_rounds(self, reads: Sequence[tuple[str, Any]]) -> None:
+        """Reads in rounds, every round of one reader from one version of its key's value:
+        each key read whole once, its rounds answered from that value."""
+        if not reads:
+            return
+        from zarrx.stores.keys import resolve_byte_range  # (temporary)
+
+        values = self.get_many([(key, None) for key, _ in reads])
+        for (key, reader), value in zip(reads, values):
+            view = None if value is None else memoryview(value)
+            while True:
+                ranges = reader.ranges()
+                if not ranges:
+                    break
+                if view is None:
+                    reader.receive([None] * len(ranges))
+                    continue
+                answers = []
+                for r in ranges:
+                    start, stop = resolve_byte_range(r, len(view), key)
+                    answers.append(view[start:stop])
+                reader.receive(answers)
+
     def exists(self, key: str) -> bool:
         return self.get(key) is not None
 
@@ -198,6 +221,16 @@ class Store(ABC):
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         for key, value in items:
             self.set(key, value)
+
+    def atomic_set_parts(self, key: str, parts: Sequence[Value] | None) -> None:
+        """The value ``parts`` make (``None``: erase the key), written atomically against
+        every update of the key."""
+        self._check_writable(key)
+        with self.lock(key):
+            if parts is None:
+                self.erase(key)
+            else:
+                self.set_parts(key, parts)
 
     def set_parts(self, key: str, parts: Sequence[Value]) -> None:
         """:meth:`set` of the value ``parts`` make one after the other (a shard's inner

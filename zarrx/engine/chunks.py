@@ -21,6 +21,7 @@ from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import PreparedChain
+from zarrx.engine.sources import ChunkSource, KeyChunks
 from zarrx.metadata.model import ArrayMetadata
 from zarrx.runtime.elements import Elements
 
@@ -47,9 +48,12 @@ class ChunkStore:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "elements", Elements.of(self.meta.dtype, self.meta.fill_value))
-        object.__setattr__(self, "grid", self.meta.chunk_grid)
         object.__setattr__(self, "key_layout", _key_layout(self.meta, self.data_prefix))
         object.__setattr__(self, "_chains", {})
+        shards = self.shards
+        # The grid the engine plans on: the inner chunks' of a sharded array.
+        object.__setattr__(self, "grid", self.meta.chunk_grid if shards is None else
+                           RegularChunkGrid(shards.chunk_shape))
 
     def key(self, coords: tuple[int, ...]) -> str:
         layout = self.key_layout
@@ -67,7 +71,10 @@ class ChunkStore:
         return ChunkSpec(self.grid.chunk_shape_at(coords), self.meta.dtype, self.meta.fill_value)
 
     def chain(self, shape: tuple[int, ...]) -> PreparedChain:
-        """The codec chain prepared for chunks of ``shape``, once per shape."""
+        """The codec chain prepared for chunks of ``shape`` (of a sharded array: its inner
+        chunks' chain), once per shape."""
+        if self.shards is not None:
+            return self.shards.inner
         found = self._chains.get(shape)
         if found is None:
             chain = self.meta.codecs.prepare(
@@ -89,10 +96,27 @@ class ChunkStore:
         return isinstance(self.grid, RegularChunkGrid)
 
     @cached_property
+    def source(self) -> ChunkSource:
+        """Where the chunks the engine plans are stored: a key each, or (a sharded array)
+        many inner chunks to a shard (:mod:`.shard_store`)."""
+        if self.shards is None:
+            return KeyChunks(self)
+        from zarrx.engine.shard_store import ShardChunks
+
+        return ShardChunks(self, self.shards)
+
+    @property
+    def tiles(self) -> tuple[int, ...] | None:
+        """Chunks per storage unit on each axis (a shard's inner chunks), or ``None``: a
+        chunk is a unit. The planner walks the chunks unit by unit."""
+        return None if self.shards is None else self.shards.chunks_per_shard
+
+    @cached_property
     def shards(self) -> ShardLayout | None:
         """The shard layout when the array's codecs are one ``sharding_indexed`` codec on a
-        regular grid: the engine then reads and writes inner chunks (:mod:`.shards`).
-        ``None`` otherwise: a shard nested in a longer chain is one opaque chunk."""
+        regular grid: the engine then plans, reads and writes inner chunks, and each shard
+        is a store of them (:mod:`.shard_store`). ``None`` otherwise: a shard nested in a
+        longer chain is one opaque chunk."""
         codecs = self.meta.codecs.codecs
         grid = self.meta.chunk_grid
         if len(codecs) != 1 or codecs[0].name != "sharding_indexed" or not hasattr(
@@ -101,7 +125,7 @@ class ChunkStore:
             return None
         if not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
             return None
-        spec = self.spec((0,) * len(self.meta.shape))
+        spec = ChunkSpec(grid.chunk_shape, self.meta.dtype, self.meta.fill_value)
         sharding: Any = self.meta.codecs.prepare(spec).array_bytes
         layout: ShardLayout = sharding.layout(spec)
         return layout

@@ -1,29 +1,38 @@
-"""Reading: fetch a batch of chunks in one ``get_many``, then decode and assemble them
-concurrently (codecs and the Cython copy release the GIL). A sharded array is read inner
-chunk by inner chunk (:mod:`.shards`)."""
+"""Reading: a selection planned into batches of chunks (the inner chunks of a sharded
+array), each batch's values fetched through the array's chunk source (:mod:`.sources`:
+every unit — a chunk, or a shard — from one version of its key's value), then decoded and
+placed into the output concurrently (codecs and the Cython copies release the GIL): a
+batch of chunks whose chain the batch kernel takes in one call per thread
+(:attr:`PreparedChain.batch_decoder`), any other chunk by
+:func:`~zarrx.runtime.place.place_selection`."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx import config
 from zarrx._core.memory import empty_aligned
-from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.shards import read_shards
+from zarrx.engine.sources import Fetched, Reads
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import run_all
 from zarrx.runtime.place import place_selection, streamed
-from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
+from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, by_tiles, plan_batches
 from zarrx.selection.layout import Layout
 
 if TYPE_CHECKING:
     from zarrx.codecs.partial import PartialRead
+
+#: Chunks smaller than this (decoded) are fetched in one batch and placed by the caller:
+#: decoding and placing one costs less than the GIL hand-offs of sharing them out to the
+#: chunk threads (unless the batch kernel places them, without the GIL).
+INLINE_BYTES = 16 << 10
 
 
 def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
@@ -35,10 +44,7 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
         return out
     target = layout.read_target(out)
     buffer = target if target is not None else _new(layout.buffer_shape, cs.meta.dtype)
-    if cs.shards is not None:
-        read_shards(cs, cs.shards, layout, buffer)
-    else:
-        read_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout), buffer)
+    read_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout, tiles=cs.tiles), buffer)
     if target is None:
         out[...] = layout.result(buffer)
     return out
@@ -56,144 +62,104 @@ def _new(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 
 def read_into(cs: ChunkStore, projections: Iterable[ChunkProjection], out: np.ndarray) -> None:
     """Fill ``out`` (the selection buffer) from the chunks of ``projections``."""
-    read_batches(cs, batches_of(projections, len(cs.meta.shape)), out)
+    batches = batches_of(projections, len(cs.meta.shape))
+    tiles = cs.tiles
+    read_batches(cs, batches if tiles is None else (by_tiles(b, tiles) for b in batches), out)
 
 
 def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray) -> None:
-    """Fill ``out`` (the selection buffer) from the chunks of ``batches``: per batch, the
-    keys are built at once, the codec chain comes prepared per chunk shape, and the pool's
-    threads each decode chunk after chunk. A chunk the selection touches little of is read
-    in part where its chain can (:meth:`PreparedChain.partial_read`): only the byte ranges
-    it needs are fetched, in rounds, and only those are decoded."""
+    """Fill ``out`` (the selection buffer) from the chunks of ``batches``.
+
+    Per batch, the source prepares its reads (keys, partial reads, a shard's index and
+    ranges); then either the chunk threads each fetch a unit and place its chunks (a
+    store read file by file: reads and decoding overlap, each value freed once placed), or
+    the batch is fetched at once — stores with batched reads, tiny chunks, a batch of
+    fewer units than threads (one big shard) — and its chunks placed in as many slices
+    as there are threads."""
+    source = cs.source
+    threads = config.get("threads")
     for batch in batches:
         n = len(batch)
-        keys = cs.keys(batch.coords)
         chains = cs.chains(batch.coords)
-        parts = _partial_reads(cs, batch, chains)
+        reads = source.reads(batch, chains)
+        bounds = reads.bounds
+        units = n if bounds is None else len(bounds) - 1
         tiny = n > 1 and chains[0].spec.nbytes < INLINE_BYTES
-        if cs.store.batched_reads or tiny:
-            fetched: list[Any] = _fetch(cs, keys, parts)
+        if cs.store.batched_reads or tiny or units < min(threads, n):
+            fetched = reads.fetch_all()
+            kernel = _kernel(cs, batch, chains, fetched)
+            if tiny and kernel is None:  # their Python holds the GIL: threads would only
+                _place(cs, batch, chains, reads, fetched, None, 0, n, out)  # take turns
+                continue
+            parts = max(1, min(threads, n))
+            cuts = [n * k // parts for k in range(parts + 1)]
+            run_all(lambda k: _place(cs, batch, chains, reads, fetched, kernel, cuts[k],
+                                     cuts[k + 1], out), range(parts))
+        elif bounds is None:
+            run_all(partial(_unit, cs, batch, chains, reads, out, None), range(n))
         else:
-            fetched = [_UNREAD] * n
-        assemble = partial(_assemble, cs, out, batch, keys, chains, parts, fetched)
-        if tiny:  # fetched together; then their Python, which holds the GIL, is all there
-            for i in range(n):  # is to them: threads would only take turns
-                assemble(i)
-        else:
-            run_all(assemble, range(n))
+            run_all(partial(_unit, cs, batch, chains, reads, out, bounds), range(units))
 
 
-_UNREAD = object()  # a value the worker reads itself (stores without batched reads)
-#: Chunks smaller than this (decoded) are read in one batch (``get_many``) and placed by
-#: the caller: decoding and placing one costs less than the GIL hand-offs of sharing
-#: them out to the chunk threads.
-INLINE_BYTES = 16 << 10
+def _unit(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads: Reads,
+          out: np.ndarray, bounds: np.ndarray | None, u: int) -> None:
+    """Fetch unit ``u`` (in this chunk thread) and place its chunks."""
+    fetched = reads.fetch(u)
+    lo, hi = (u, u + 1) if bounds is None else (int(bounds[u]), int(bounds[u + 1]))
+    _place(cs, batch, chains, reads, fetched, _kernel(cs, batch, chains, fetched), lo, hi, out)
 
 
-def _partial_reads(
-    cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain]
-) -> list[PartialRead | None] | None:
-    """Per chunk of ``batch``, its partial read, or ``None`` where it is read whole
-    (``None`` for the batch when every chunk is)."""
-    if not chains or (cs.uniform and not chains[0].reads_in_part()):
+def _kernel(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain],
+            fetched: Fetched) -> Any:
+    """The batch kernel that places these chunks in one call (``None``: one by one)."""
+    if batch.starts is None or not cs.uniform or not fetched.plain():
         return None
-    complete, fancy = batch.complete.tolist(), batch.fancy
-    parts: list[PartialRead | None] = [
-        None if complete[i] or (fancy is not None and fancy[i])
-        else chain.partial_read(batch.chunk_selections[i])
-        for i, chain in enumerate(chains)
-    ]
-    return parts if any(p is not None for p in parts) else None
+    return getattr(chains[0], "batch_decoder", None)
 
 
-def _fetch(cs: ChunkStore, keys: list[str], parts: list[PartialRead | None] | None) -> list[Any]:
-    """A batch's values from a store with batched reads: the whole chunks' values and the
-    partial reads' first ranges in one ``get_many``, then each further round of the
-    partial reads in one more. A partial read stands in for its value."""
-    if parts is None:
-        return list(cs.store.get_many([(k, None) for k in keys]))
-    whole = [(k, None) for k, p in zip(keys, parts) if p is None]
-    pending = [(k, p) for k, p in zip(keys, parts) if p is not None]
-    values = cs.store.get_many(whole + _requests(pending))
-    answers = iter(values[: len(whole)])
-    _rounds(cs, pending, values[len(whole) :])
-    return [next(answers) if p is None else p for p in parts]
+def _place(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads: Reads,
+           fetched: Fetched, kernel: Any, lo: int, hi: int, out: np.ndarray) -> None:
+    """Decode and place chunks ``lo`` to ``hi`` of ``batch`` (their values in ``fetched``)."""
+    if lo >= hi:
+        return
+    if kernel is not None:
+        a, b = lo - fetched.lo, hi - fetched.lo
+        assert batch.starts is not None and batch.counts is not None
+        assert batch.outs is not None and batch.steps is not None
+        steps = np.broadcast_to(np.asarray(batch.steps, np.int64), (hi - lo, len(batch.steps)))
+        try:
+            kernel.place(fetched.sources, fetched.which[a:b], fetched.offsets[a:b],
+                         fetched.sizes[a:b], batch.starts[lo:hi], steps,
+                         batch.counts[lo:hi], batch.outs[lo:hi], out, cs.elements.fill)
+        except CodecError as e:
+            raise reads.named(lo + getattr(e, "chunk", 0), e) from None
+        return
+    selections, outs = batch.chunk_selections, batch.out_selections
+    fancy = batch.fancy
+    for i in range(lo, hi):
+        data = fetched.value(i)
+        try:
+            if data is not None and not isinstance(data, bytes | memoryview) and _place_part(
+                cs, out, batch, data, i
+            ):
+                continue
+            if data is not None and not isinstance(data, bytes | memoryview):
+                data = cs.store.get(reads.key(i))  # a partial read that failed: all of it
+            place_selection(chains[i], cs.elements, selections[i], outs[i],
+                            fancy is not None and fancy[i], data, out)
+        except CodecError as e:
+            raise reads.named(i, e) from None
 
 
-def _requests(pending: list[tuple[str, PartialRead]]) -> list[tuple[str, ByteRange | None]]:
-    """The next round's requests of ``pending`` partial reads."""
-    return [(key, r) for key, p in pending for r in p.ranges()]
-
-
-def _rounds(
-    cs: ChunkStore, pending: list[tuple[str, PartialRead]], values: Sequence[bytes | None]
-) -> None:
-    """Hand ``values`` (the answers to the pending reads' ranges, in order) to the partial
-    reads, then read the next ranges of those that need more, all in one ``get_many``
-    per round. A read that fails keeps its error (``failed``): its chunk is read whole."""
-    while pending:
-        at = 0
-        for _, p in pending:
-            count = len(p.pending)
-            try:
-                p.receive(values[at : at + count])
-            except CodecError as e:
-                p.failed = e
-            at += count
-        requests = _requests(pending)
-        pending = [(k, p) for k, p in pending if p.pending]
-        if requests:
-            values = cs.store.get_many(requests)
-
-
-def _assemble(
-    cs: ChunkStore,
-    out: np.ndarray,
-    batch: ChunkBatch,
-    keys: list[str],
-    chains: list[PreparedChain],
-    parts: list[PartialRead | None] | None,
-    fetched: list[Any],
-    i: int,
-) -> None:
-    """Decode chunk ``i`` of ``batch`` into its place in ``out``. Stores without batched
-    reads are read here, in the worker, so each value is used and freed at once. A
-    partial read that fails (a truncated, corrupt or changed value) is followed by a
-    whole read, which gives the chunk, or the error a whole read gives."""
-    key = keys[i]
-    try:
-        data = fetched[i]
-        fetched[i] = None
-        p = parts[i] if parts is not None else None
-        if p is not None:
-            if _place_part(cs, out, batch, key, p, data is _UNREAD, i):
-                return
-            data = _UNREAD
-        if data is _UNREAD:
-            data = cs.store.get(key)
-        place_selection(
-            chains[i], cs.elements, batch.chunk_selections[i], batch.out_selections[i],
-            batch.fancy is not None and batch.fancy[i], data, out,
-        )
-    except CodecError as e:
-        raise type(e)(f"{cs.node}: chunk {key!r} could not be decoded: {e}") from None
-
-
-def _place_part(
-    cs: ChunkStore, out: np.ndarray, batch: ChunkBatch, key: str, p: PartialRead,
-    unread: bool, i: int,
-) -> bool:
-    """Finish the partial read ``p`` of chunk ``i`` (its rounds, when the worker reads)
-    and place it; ``False``, having written nothing, when it failed."""
-    if unread:
-        _rounds(cs, [(key, p)], cs.store.get_many(_requests([(key, p)])))
+def _place_part(cs: ChunkStore, out: np.ndarray, batch: ChunkBatch, p: PartialRead,
+                i: int) -> bool:
+    """Place the partial read ``p`` of chunk ``i``; ``False``, having written nothing,
+    when it failed (the chunk is then read whole)."""
     if p.failed is not None:
         return False
     try:
-        place_selection(
-            p, cs.elements, batch.chunk_selections[i], batch.out_selections[i], False,
-            None if p.absent else p, out,
-        )
+        place_selection(p, cs.elements, batch.chunk_selections[i], batch.out_selections[i],
+                        False, None if p.absent else p, out)
     except CodecError:
         return False
     return True

@@ -1,26 +1,38 @@
-"""Writing: whole chunks are encoded from the value directly; partly covered chunks are
-read, modified and written back. A chunk equal to the fill value is erased, not written,
-unless ``write_empty_chunks`` is set. A sharded array is written inner chunk by inner
-chunk, one update per shard (:mod:`.shards`)."""
+"""Writing: a selection planned into batches of chunks (the inner chunks of a sharded
+array), each batch written through the array's chunk source (:mod:`.sources`) one atomic
+update per unit — a chunk, or a shard — so that no write of a key is lost to another,
+whole or partial.
+
+Per batch, the chunks the value covers are encoded by the chunk threads, runs of up to
+:data:`RUN` of a unit in one call (without the GIL where the chain can,
+:meth:`PreparedChain.encode_many`); the thread that encodes a unit's last run commits the
+unit: a unit the write covers whole is handed to the I/O threads (nothing read), any other
+is read, modified and written by its atomic update there and then — in that thread, which
+holds the key's lock and waits for no pool. A unit with no covered chunk is one task.
+A chunk equal to the fill value is not stored (unless ``write_empty_chunks`` is set).
+When this returns, every write is done."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
-from functools import partial
-from itertools import repeat
-from typing import Any
-
 import numpy as np
 
 from zarrx import config
-from zarrx.abc.store import Snapshot
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
-from zarrx.engine.shards import write_shards
-from zarrx.engine.update import background_puts, new_chunk, spans
+from zarrx.engine.sources import Commit
+from zarrx.engine.update import background_writes, encode_chunks, spans
 from zarrx.runtime.executor import run_all
-from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, plan_batches
+from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, by_tiles, plan_batches
 from zarrx.selection.layout import Layout
+
+#: Covered chunks of a unit encoded by one task, in one call without the GIL where the
+#: chain can (:func:`~zarrx.engine.update.encode_chunks`): a thread takes the GIL once per
+#: run instead of twice per chunk, and one preempted while it holds it stalls the others
+#: less often. A full write of 2048 32³ float32 inner chunks (blosc lz4), interleaved
+#: against one inner chunk a task: CPU 0.88-0.92, wall 0.79-0.89.
+RUN = 8
 
 
 def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
@@ -29,85 +41,125 @@ def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
     wins, as in NumPy."""
     if not value.size:
         return
-    if cs.shards is not None:
-        write_shards(cs, cs.shards, layout, layout.buffer_of(value))
-    else:
-        write_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout), layout.buffer_of(value))
+    batches = plan_batches(cs.grid, cs.meta.shape, layout, tiles=cs.tiles)
+    write_batches(cs, batches, layout.buffer_of(value))
 
 
 def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np.ndarray) -> None:
     """Write ``value`` (shape = selection counts, native dtype) into the chunks of
     ``projections`` (see :func:`write_batches`)."""
-    write_batches(cs, batches_of(projections, len(cs.meta.shape)), value)
+    batches = batches_of(projections, len(cs.meta.shape))
+    tiles = cs.tiles
+    write_batches(cs, batches if tiles is None else (by_tiles(b, tiles) for b in batches),
+                  value)
 
 
 def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarray) -> None:
-    """Write ``value`` (shape = selection counts, native dtype) into the chunks.
-
-    Partly covered chunks are read, modified and written back through the store's atomic
-    update (:meth:`~zarrx.abc.store.Store.atomic_update`), so writers in other threads,
-    processes or machines updating other parts of the same chunk lose nothing; where the
-    store lets an update start from a value read ahead, those are fetched in one batch.
-    So is a chunk at the array's end that sticks out of it: what lies outside the shape
-    this writer knows may be rows another writer appended meanwhile. Whole chunks are
-    written by the I/O threads while the chunk threads encode the next ones; when this
-    returns, every write is done.
-    """
+    """Write ``value`` (shape = selection counts, native dtype) into the chunks of
+    ``batches`` (see the module's docstring)."""
     write_empty = config.get("write_empty_chunks")
-    with background_puts(cs.store) as put:
+    source = cs.source
+    with background_writes(cs.store) as writes:
         for batch in batches:
-            keys = cs.keys(batch.coords)
             chains = cs.chains(batch.coords)
-            fancy = batch.fancy or repeat(False)
-            whole = [
-                complete and not f and spans(sel, chain.spec.shape)
-                for complete, f, sel, chain in zip(
-                    batch.complete.tolist(), fancy, batch.chunk_selections, chains
-                )
-            ]
-            partly = [k for k, w in zip(keys, whole) if not w]
-            ahead = cs.store.prefetch_for_update(partly) if partly else {}
-            items = [
-                (batch.projection(i), keys[i], whole[i], ahead.get(keys[i]), chains[i])
-                for i in range(len(batch))
-            ]
-            run_all(partial(_update, cs, value, write_empty, put), items)
+            whole = _covered(batch, chains)
+            commit = source.commits(batch, chains, whole, value, write_empty, writes)
+            run_all(_call, _BatchWrite(cs, batch, chains, whole, value, commit).tasks())
 
 
-def _update(
-    cs: ChunkStore,
-    value: np.ndarray,
-    write_empty: bool,
-    put: Callable[[str, Any], None],
-    item: tuple[ChunkProjection, str, bool, Snapshot | None, PreparedChain],
-) -> None:
-    p, key, whole, ahead, chain = item
-    if whole:
-        encoded = _chunk_bytes(cs, chain, value, write_empty, p, key, None)
-        if encoded is not None:
-            put(key, encoded)
+def _call(task: Callable[[], None]) -> None:
+    task()
+
+
+def _covered(batch: ChunkBatch, chains: list[PreparedChain]) -> np.ndarray:
+    """Per chunk of ``batch``: the value covers all of it (it is encoded from the value
+    alone; a chunk sticking out of the array's end is not covered: what lies outside the
+    shape this writer knows may be rows another writer appended meanwhile)."""
+    if batch.starts is not None and all(s == 1 for s in batch.steps or ()) and len(chains):
+        assert batch.counts is not None
+        if all(chain is chains[0] for chain in chains):
+            shape = np.asarray(chains[0].spec.shape, dtype=np.int64)
+            return np.all((batch.starts == 0) & (batch.counts == shape), axis=1)
+    fancy = batch.fancy
+    complete = batch.complete.tolist()
+    return np.array([
+        complete[i] and not (fancy is not None and fancy[i])
+        and spans(sel, chains[i].spec.shape)
+        for i, sel in enumerate(batch.chunk_selections)
+    ], dtype=bool)
+
+
+class _BatchWrite:
+    """One batch's tasks: runs of covered chunks to encode, each unit committed by the
+    thread that encodes its last run (or as a task of its own)."""
+
+    def __init__(self, cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain],
+                 whole: np.ndarray, value: np.ndarray, commit: Commit) -> None:
+        self.cs, self.batch, self.chains, self.value, self.commit = (
+            cs, batch, chains, value, commit)
+        self.whole = whole
+        self.lock = threading.Lock()
+        self.left: dict[int, int] = {}
+
+    def tasks(self) -> list[Callable[[], None]]:
+        batch, commit = self.batch, self.commit
+        n = len(batch)
+        bounds = commit.bounds
+        units = range(n) if bounds is None else range(len(bounds) - 1)
+        covered = np.flatnonzero(self.whole).tolist()
+        tasks: list[Callable[[], None]] = []
+        at = 0
+        for u in units:
+            hi = u + 1 if bounds is None else int(bounds[u + 1])
+            mine = []
+            while at < len(covered) and covered[at] < hi:
+                mine.append(covered[at])
+                at += 1
+            if not mine:
+                tasks.append(_Commit(commit, u))
+                continue
+            runs = [mine[k:k + RUN] for k in range(0, len(mine), RUN)]
+            self.left[u] = len(runs)
+            tasks.extend(_Encode(self, u, run) for run in runs)
+        return tasks
+
+    def encode(self, u: int, run: list[int]) -> None:
+        """Encode the covered chunks ``run`` of unit ``u``; the last run commits it."""
+        outs = self.batch.out_selections
+        chain = self.chains[run[0]]
+        same = all(self.chains[i] is chain for i in run)
+        values = [self.value[outs[i]] for i in run]
+        empty = self.commit.encode_empty
+        if same:
+            encoded = encode_chunks(chain, self.cs.elements, empty, values)
         else:
-            cs.store.erase(key)
-    else:
-        cs.store.atomic_update(
-            key, partial(_chunk_bytes, cs, chain, value, write_empty, p, key), ahead
-        )
+            encoded = [encode_chunks(self.chains[i], self.cs.elements, empty, [v])[0]
+                       for i, v in zip(run, values)]
+        with self.lock:
+            for i, data in zip(run, encoded):
+                self.commit.encoded[i] = data
+            self.left[u] -= 1
+            last = not self.left[u]
+        if last:
+            self.commit.commit(u)
 
 
-def _chunk_bytes(
-    cs: ChunkStore,
-    chain: PreparedChain,
-    value: np.ndarray,
-    write_empty: bool,
-    p: ChunkProjection,
-    key: str,
-    existing: bytes | None,
-) -> Any:
-    """The stored bytes of one chunk (built from its old value when only partly covered),
-    or ``None`` when it is all fill value (and such chunks are not written). A stored chunk
-    that an update leaves all fill value is written, not erased, where the store cannot
-    erase on condition (:attr:`~zarrx.abc.store.Store.conditional_erase`)."""
-    if existing is not None and not cs.store.conditional_erase:
-        write_empty = True
-    return new_chunk(chain, cs.elements, value, p, existing, write_empty,
-                     f"{cs.node}: chunk {key!r}")
+class _Encode:
+    __slots__ = ("run", "u", "write")
+
+    def __init__(self, write: _BatchWrite, u: int, run: list[int]) -> None:
+        self.write, self.u, self.run = write, u, run
+
+    def __call__(self) -> None:
+        self.write.encode(self.u, self.run)
+
+
+class _Commit:
+    __slots__ = ("commit", "u")
+
+    def __init__(self, commit: Commit, u: int) -> None:
+        self.commit, self.u = commit, u
+
+    def __call__(self) -> None:
+        self.commit.commit(self.u)
+

@@ -130,6 +130,10 @@ class BackgroundWrites:
         """:meth:`set` of a value in parts (the store's ``set_parts``)."""
         self._submit(self._store.set_parts, key, parts)
 
+    def atomic_set_parts(self, key: str, parts: Any) -> None:
+        """The store's ``atomic_set_parts``, on the I/O threads."""
+        self._submit(self._store.atomic_set_parts, key, parts)
+
     def _submit(self, write: Callable[[str, Any], None], key: str, value: Any) -> None:
         self._slots.acquire()
         if self._failure is not None:

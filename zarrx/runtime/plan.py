@@ -48,22 +48,75 @@ class ChunkProjection:
         return self.out_selection if self.groups is None else self.groups
 
 
-@dataclass(frozen=True)
 class ChunkBatch:
     """Consecutive chunks of a plan, as columns: chunk ``i`` is ``coords[i]``,
-    ``chunk_selections[i]`` … (the fields of :class:`ChunkProjection`)."""
+    ``chunk_selections[i]`` … (the fields of :class:`ChunkProjection`).
 
-    coords: np.ndarray  # (n, ndim) int64 grid coordinates
-    complete: np.ndarray  # (n,) bool
-    chunk_selections: list[tuple[Any, ...]]
-    out_selections: list[tuple[Any, ...]]
-    #: Per chunk, or ``None`` when no chunk of the batch is fancy.
-    fancy: list[bool] | None = None
-    #: Per chunk (``None`` entries where ``out_selection`` is the buffer index), or ``None``.
-    groups: list[tuple[Any, ...] | None] | None = None
+    A batch of a selection of runs also holds its geometry as arrays (:attr:`starts`,
+    :attr:`counts`, :attr:`outs`, :attr:`steps`: chunk ``i`` selects, on axis ``d``, the
+    in-chunk indices ``starts[i, d] + k * steps[d]`` for ``k < counts[i, d]``, placed at
+    buffer index ``outs[i, d] + k`` of the buffer dimension of axis ``d``): kernels take
+    them as they are, and the selections as Python slices are only made if asked for.
+
+    A batch planned by tiles (the shards of a sharded array, :func:`plan_batches`) holds
+    whole tiles, each a run of consecutive chunks: tile ``j`` is chunks
+    ``units[j]:units[j + 1]``, at tile coordinates ``unit_coords[j]``."""
+
+    __slots__ = ("_chunk_selections", "_out_selections", "complete", "coords", "counts",
+                 "fancy", "groups", "outs", "starts", "steps", "unit_coords", "units")
+
+    def __init__(
+        self,
+        coords: np.ndarray,
+        complete: np.ndarray,
+        chunk_selections: list[tuple[Any, ...]] | None = None,
+        out_selections: list[tuple[Any, ...]] | None = None,
+        fancy: list[bool] | None = None,
+        groups: list[tuple[Any, ...] | None] | None = None,
+        *,
+        geometry: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]] | None = None,
+    ) -> None:
+        self.coords = coords  # (n, ndim) int64 grid coordinates
+        self.complete = complete  # (n,) bool
+        self._chunk_selections = chunk_selections
+        self._out_selections = out_selections
+        #: Per chunk, or ``None`` when no chunk of the batch is fancy.
+        self.fancy = fancy
+        #: Per chunk (``None`` entries where ``out_selection`` is the buffer index), or ``None``.
+        self.groups = groups
+        self.starts: np.ndarray | None = None
+        self.counts: np.ndarray | None = None
+        self.outs: np.ndarray | None = None
+        self.steps: tuple[int, ...] | None = None
+        if geometry is not None:
+            self.starts, self.counts, self.outs, self.steps = geometry
+        self.units: np.ndarray | None = None
+        self.unit_coords: np.ndarray | None = None
 
     def __len__(self) -> int:
-        return len(self.chunk_selections)
+        return len(self.coords)
+
+    @property
+    def chunk_selections(self) -> list[tuple[Any, ...]]:
+        found = self._chunk_selections
+        if found is None:
+            assert self.starts is not None and self.counts is not None and self.steps
+            stops = self.starts + (self.counts - 1) * np.asarray(self.steps) + 1
+            columns = [list(map(slice, a.tolist(), b.tolist(), repeat(step)))
+                       for a, b, step in zip(self.starts.T, stops.T, self.steps)]
+            found = self._chunk_selections = list(zip(*columns))
+        return found
+
+    @property
+    def out_selections(self) -> list[tuple[Any, ...]]:
+        found = self._out_selections
+        if found is None:
+            assert self.outs is not None and self.counts is not None
+            ends = self.outs + self.counts
+            columns = [list(map(slice, a.tolist(), b.tolist()))
+                       for a, b in zip(self.outs.T, ends.T)]
+            found = self._out_selections = list(zip(*columns))
+        return found
 
     def projection(self, i: int) -> ChunkProjection:
         return ChunkProjection(
@@ -143,42 +196,58 @@ def batches_of(
 
 
 def plan_batches(
-    grid: Any, shape: tuple[int, ...], layout: Layout, size: int | None = None
+    grid: Any, shape: tuple[int, ...], layout: Layout, size: int | None = None,
+    tiles: tuple[int, ...] | None = None,
 ) -> Iterator[ChunkBatch]:
-    """:func:`plan`'s chunks in batches of ``size`` (``config.get("batch_chunks")``)."""
-    return _batches(grid, shape, layout.groups, layout.simple_points, size)
+    """:func:`plan`'s chunks in batches of about ``size`` (``config.get("batch_chunks")``).
+
+    ``tiles``: chunks per tile on each axis (a shard's inner chunks): the chunks are then
+    walked tile by tile (tiles in C order of the tile grid, each tile's chunks in C order),
+    and a batch holds whole tiles — at least one, then more while it holds fewer than
+    ``size`` chunks (:attr:`ChunkBatch.units`)."""
+    return _batches(grid, shape, layout.groups, layout.simple_points, size, tiles)
 
 
 def plan_range_batches(
-    grid: Any, shape: tuple[int, ...], ranges: Sequence[slice], size: int | None = None
+    grid: Any, shape: tuple[int, ...], ranges: Sequence[slice], size: int | None = None,
+    tiles: tuple[int, ...] | None = None,
 ) -> Iterator[ChunkBatch]:
-    """:func:`plan_ranges`'s chunks in batches of ``size``."""
+    """:func:`plan_ranges`'s chunks in batches of ``size`` (``tiles``: as
+    :func:`plan_batches`)."""
     groups = []
     for axis, r in enumerate(ranges):
         step = r.step or 1
         count = max(0, -(-(r.stop - r.start) // step))
         groups.append(Run(axis, r.start, step, count, axis, False))
-    return _batches(grid, shape, groups, True, size)
+    return _batches(grid, shape, groups, True, size, tiles)
 
 
 def _batches(
-    grid: Any, shape: tuple[int, ...], groups: Sequence[Group], simple: bool, size: int | None
+    grid: Any, shape: tuple[int, ...], groups: Sequence[Group], simple: bool, size: int | None,
+    tiles: tuple[int, ...] | None = None,
 ) -> Iterator[ChunkBatch]:
     if any(g.count == 0 for g in groups):
         return
     if not shape:  # a 0-d array has one chunk; Ellipsis keeps views (not scalars) of it
-        yield ChunkBatch(
+        batch = ChunkBatch(
             np.zeros((1, 0), np.int64), np.ones(1, bool), [(Ellipsis,)], [(Ellipsis,)]
         )
+        if tiles is not None:
+            batch.units = np.array([0, 1], np.int64)
+            batch.unit_coords = np.zeros((1, 0), np.int64)
+        yield batch
         return
     size = max(1, size if size is not None else config.get("batch_chunks"))
     ndim = len(shape)
     if all(isinstance(g, Run) and g.count <= _SMALL_RUN for g in groups):
         small = _small_batch(grid, shape, groups, size)  # type: ignore[arg-type]
         if small is not None:
-            yield small
+            yield small if tiles is None else by_tiles(small, tiles)
             return
     parts = [_project(grid, shape, g, simple) for g in groups]
+    if tiles is not None:
+        yield from _tiled_batches(parts, ndim, simple, size, tiles)
+        return
     counts = [p.n for p in parts]
     total = 1
     for n in counts:
@@ -187,6 +256,146 @@ def _batches(
         linear = np.arange(lo, min(lo + size, total), dtype=np.int64)
         where = np.unravel_index(linear, counts) if len(counts) > 1 else (linear,)
         yield _batch(parts, where, ndim, simple)
+
+
+def by_tiles(batch: ChunkBatch, tiles: tuple[int, ...]) -> ChunkBatch:
+    """``batch`` (any order) with its chunks reordered tile by tile, tiles in C order and
+    each tile's chunks in C order, and its :attr:`~ChunkBatch.units` set."""
+    n = len(batch)
+    per = np.asarray(tiles, dtype=np.int64)
+    tile, local = np.divmod(batch.coords, per) if n else (batch.coords, batch.coords)
+    keys = [local[:, d] for d in reversed(range(local.shape[1]))]
+    keys += [tile[:, d] for d in reversed(range(tile.shape[1]))]
+    order = np.lexsort(keys) if keys and n else np.arange(n)
+    if n > 1 and not np.array_equal(order, np.arange(n)):
+        batch = _taken(batch, order)
+        tile = tile[order]
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        new[1:] = np.any(tile[1:] != tile[:-1], axis=1)
+    starts = np.flatnonzero(new)
+    batch.units = np.append(starts, n).astype(np.int64)
+    batch.unit_coords = tile[starts]
+    return batch
+
+
+def _taken(batch: ChunkBatch, order: np.ndarray) -> ChunkBatch:
+    """The chunks of ``batch`` in the order ``order``."""
+    pick = order.tolist()
+    geometry = None
+    if batch.starts is not None:
+        assert batch.counts is not None and batch.outs is not None and batch.steps is not None
+        geometry = (batch.starts[order], batch.counts[order], batch.outs[order], batch.steps)
+    return ChunkBatch(
+        batch.coords[order], batch.complete[order],
+        None if batch._chunk_selections is None
+        else [batch._chunk_selections[i] for i in pick],
+        None if batch._out_selections is None else [batch._out_selections[i] for i in pick],
+        None if batch.fancy is None else [batch.fancy[i] for i in pick],
+        None if batch.groups is None else [batch.groups[i] for i in pick],
+        geometry=geometry,
+    )
+
+
+def _tiled_batches(
+    parts: Sequence[_Projected], ndim: int, simple: bool, size: int, tiles: tuple[int, ...]
+) -> Iterator[ChunkBatch]:
+    """The product of ``parts`` walked tile by tile (see :func:`plan_batches`).
+
+    Each part's entries are grouped into segments of one tile (its entries sorted by tile,
+    then by position in the tile); a tile of the product is one segment of each part, and
+    its chunks the product of those segments. Tiles are counted, sized and expanded into
+    positions with NumPy, a block of tiles at a time: no Python loop per tile or chunk."""
+    per = np.asarray(tiles, dtype=np.int64)
+    segments = [_segments(part, per) for part in parts]
+    nseg = [len(s[1]) for s in segments]
+    total = 1
+    for n in nseg:
+        total *= n
+    block = max(1, min(total, 4096))
+    pending: list[np.ndarray] = []  # tile numbers of the batch being gathered
+    held = 0
+    for lo in range(0, total, block):
+        numbers = np.arange(lo, min(lo + block, total), dtype=np.int64)
+        sizes = _tile_sizes(segments, nseg, numbers)
+        # Cut the block where a batch reaches ``size`` chunks (each batch whole tiles).
+        done = held + np.cumsum(sizes)
+        at = 0
+        while at < len(numbers):
+            cut = int(np.searchsorted(done[at:], size, side="left")) + at
+            if cut >= len(numbers):
+                pending.append(numbers[at:])
+                held = int(done[-1])
+                break
+            pending.append(numbers[at:cut + 1])
+            yield _tile_batch(parts, segments, nseg, np.concatenate(pending), ndim, simple)
+            pending, held = [], 0
+            done = done - done[cut]
+            at = cut + 1
+    if pending:
+        yield _tile_batch(parts, segments, nseg, np.concatenate(pending), ndim, simple)
+
+
+def _segments(part: _Projected, per: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                          np.ndarray]:
+    """A part's entries grouped by tile: ``(order, starts, lengths, tile_coords)`` — the
+    entries in tile order (``order``: positions in the part), and per segment its first
+    place in ``order``, its length and its tile coordinates on the part's axes."""
+    axes = per[part.axes]
+    tile, local = np.divmod(part.coords, axes)
+    if len(part.axes) == 1 or part.n < 2:
+        order = np.arange(part.n, dtype=np.int64)  # ascending chunks: tiles are runs
+    else:
+        keys = [local[:, d] for d in reversed(range(local.shape[1]))]
+        keys += [tile[:, d] for d in reversed(range(tile.shape[1]))]
+        order = np.lexsort(keys).astype(np.int64)
+        tile = tile[order]
+    new = np.ones(part.n, dtype=bool)
+    if part.n > 1:
+        new[1:] = np.any(tile[1:] != tile[:-1], axis=1)
+    starts = np.flatnonzero(new).astype(np.int64)
+    lengths = np.diff(np.append(starts, part.n)).astype(np.int64)
+    return order, starts, lengths, tile[starts]
+
+
+def _tile_sizes(segments: Sequence[tuple[np.ndarray, ...]], nseg: Sequence[int],
+                numbers: np.ndarray) -> np.ndarray:
+    """How many chunks each of the tiles ``numbers`` (C order over the parts' segments) holds."""
+    which = np.unravel_index(numbers, nseg) if len(nseg) > 1 else (numbers,)
+    sizes = np.ones(len(numbers), dtype=np.int64)
+    for (_, _, lengths, _), w in zip(segments, which):
+        sizes *= lengths[w]
+    return sizes
+
+
+def _tile_batch(
+    parts: Sequence[_Projected], segments: Sequence[tuple[np.ndarray, ...]],
+    nseg: Sequence[int], numbers: np.ndarray, ndim: int, simple: bool,
+) -> ChunkBatch:
+    """The batch of the tiles ``numbers``: each tile's chunks, in C order of its segments."""
+    which = np.unravel_index(numbers, nseg) if len(nseg) > 1 else (numbers,)
+    sizes = np.ones(len(numbers), dtype=np.int64)
+    for (_, _, lengths, _), w in zip(segments, which):
+        sizes *= lengths[w]
+    total = int(sizes.sum())
+    bounds = np.zeros(len(numbers) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    tile_of = np.repeat(np.arange(len(numbers)), sizes)
+    local = np.arange(total, dtype=np.int64) - bounds[tile_of]
+    where: list[np.ndarray] = [np.empty(0, np.int64)] * len(parts)
+    for g in reversed(range(len(parts))):
+        order, starts, lengths, _ = segments[g]
+        w = which[g][tile_of]
+        length = lengths[w]
+        where[g] = order[starts[w] + local % length]
+        local //= length
+    batch = _batch(parts, where, ndim, simple)
+    batch.units = bounds
+    unit_coords = np.empty((len(numbers), ndim), dtype=np.int64)
+    for part, (_, _, _, tile), w in zip(parts, segments, which):
+        unit_coords[:, part.axes] = tile[w]
+    batch.unit_coords = unit_coords
+    return batch
 
 
 #: Runs of at most this many indices (a point, a chunk's worth) are projected with Python
@@ -246,6 +455,22 @@ def _batch(
     n = len(where[0])
     coords = np.empty((n, ndim), dtype=np.int64)
     complete = np.ones(n, dtype=bool)
+    if all(type(part) is _RunProjection and part.axes[0] == axis
+           for axis, part in enumerate(parts)):
+        # One run per axis, in axis order: the geometry as arrays, slices made if asked.
+        starts = np.empty((n, ndim), dtype=np.int64)
+        counts = np.empty((n, ndim), dtype=np.int64)
+        outs = np.empty((n, ndim), dtype=np.int64)
+        steps = []
+        for axis, (part, pos) in enumerate(zip(parts, where)):
+            run: _RunProjection = part  # type: ignore[assignment]
+            coords[:, axis] = run.coords[pos, 0]
+            complete &= run.complete[pos]
+            starts[:, axis] = run.start[pos]
+            counts[:, axis] = run.count[pos]
+            outs[:, axis] = run.out[pos]
+            steps.append(run.step)
+        return ChunkBatch(coords, complete, geometry=(starts, counts, outs, tuple(steps)))
     inner: list[list[Any]] = [[]] * ndim
     outs: list[list[Any]] = []
     multi: np.ndarray | None = None
