@@ -179,3 +179,71 @@ def test_one_point_per_chunk_is_selected_by_slices() -> None:
     assert batch.chunk_selections[0] == (slice(1, 3, 1),)  # 1 and 2: consecutive
     np.testing.assert_array_equal(batch.out_selections[0][0], [1, 3])  # ... at buffer 1, 3
     assert batch.fancy == [True, False, False]
+
+
+def _tiled_check(grid: RegularChunkGrid, shape: tuple[int, ...], layout: Layout,
+                 tiles: tuple[int, ...], size: int) -> None:
+    """Planned by tiles: the same chunks and projections as the plain plan, each tile's
+    chunks consecutive and in C order, tiles in C order, every tile in exactly one batch,
+    whole tiles per batch (more than one only while the batch holds fewer than ``size``)."""
+    plain = list(plan(grid, shape, layout))
+    tiled = []
+    seen_tiles: list[tuple[int, ...]] = []
+    for batch in plan_batches(grid, shape, layout, size, tiles):
+        assert batch.units is not None and batch.unit_coords is not None
+        bounds = batch.units.tolist()
+        assert bounds[0] == 0 and bounds[-1] == len(batch)
+        assert all(a < b for a, b in zip(bounds, bounds[1:]))
+        assert len(batch.unit_coords) == len(bounds) - 1
+        counts = np.diff(batch.units)
+        if len(counts) > 1:  # more tiles only while under the size
+            assert counts[:-1].sum() < size
+        for u, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+            tile = tuple(batch.unit_coords[u].tolist())
+            seen_tiles.append(tile)
+            coords = [tuple(c) for c in batch.coords[lo:hi].tolist()]
+            assert all(tuple(c // t for c, t in zip(cc, tiles)) == tile for cc in coords)
+            assert coords == sorted(coords)  # C order inside the tile
+        tiled.extend(batch.projections())
+    assert seen_tiles == sorted(seen_tiles)  # tiles in C order
+    assert len(set(seen_tiles)) == len(seen_tiles)  # each once
+    key = lambda p: p[0]  # noqa: E731
+    assert sorted(_plain(tiled), key=key) == sorted(_plain(plain), key=key)
+
+
+@SETTINGS
+@given(st.data())
+def test_tiled_plans_hold_the_same_chunks_tile_by_tile(data: st.DataObject) -> None:
+    shape, chunks = data.draw(grids().filter(lambda g: len(g[0]) > 0))
+    tiles = tuple(data.draw(st.integers(1, 4)) for _ in shape)
+    kind = data.draw(st.sampled_from(["numpy", "orthogonal", "coordinate"]))
+    if kind == "numpy":
+        index = data.draw(numpy_indices(shape, wild=False))
+        try:
+            transform = numpy_transform(shape, index).transform
+        except (IndexError, TypeError, ValueError):
+            assume(False)
+    elif kind == "orthogonal":
+        transform = orthogonal_transform(shape, data.draw(orthogonal_indices(shape))).transform
+    else:
+        n = data.draw(st.integers(1, 12))
+        transform = coordinate_transform(shape, tuple(
+            np.asarray(data.draw(st.lists(st.integers(0, s - 1), min_size=n, max_size=n)))
+            for s in shape)).transform
+    layout = Layout(transform)
+    assume(all(g.count > 0 for g in layout.groups))
+    size = data.draw(st.sampled_from([1, 2, 5, 256]))
+    _tiled_check(RegularChunkGrid(chunks), shape, layout, tiles, size)
+
+
+def test_a_tiled_batch_of_runs_holds_its_geometry_as_arrays() -> None:
+    grid = RegularChunkGrid((2, 3))
+    layout = Layout(numpy_transform((8, 9), (slice(1, 8, 2), slice(None))).transform)
+    batches = list(plan_batches(grid, (8, 9), layout, 4, (2, 2)))
+    # tiles (2 x 2 chunks): rows of chunks 0-1 | 2-3, columns 0-1 | 2
+    assert [b.unit_coords.tolist() for b in batches] == [[[0, 0]], [[0, 1], [1, 0]], [[1, 1]]]
+    first = batches[0]
+    assert first.starts is not None and first.steps == (2, 1)
+    assert first.coords.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert first.chunk_selections[0] == (slice(1, 2, 2), slice(0, 3, 1))
+    assert first.out_selections[3] == (slice(1, 2), slice(3, 6))
