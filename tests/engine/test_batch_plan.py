@@ -5,6 +5,8 @@ the complete flags say which chunks are covered whole."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -190,15 +192,17 @@ def _tiled_check(grid: RegularChunkGrid, shape: tuple[int, ...], layout: Layout,
     tiled = []
     seen_tiles: list[tuple[int, ...]] = []
     for batch in plan_batches(grid, shape, layout, size, tiles):
-        assert batch.units is not None and batch.unit_coords is not None
+        assert batch.units is not None
+        assert batch.unit_coords is not None
         bounds = batch.units.tolist()
-        assert bounds[0] == 0 and bounds[-1] == len(batch)
-        assert all(a < b for a, b in zip(bounds, bounds[1:]))
+        assert bounds[0] == 0
+        assert bounds[-1] == len(batch)
+        assert all(a < b for a, b in itertools.pairwise(bounds))
         assert len(batch.unit_coords) == len(bounds) - 1
         counts = np.diff(batch.units)
         if len(counts) > 1:  # more tiles only while under the size
             assert counts[:-1].sum() < size
-        for u, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        for u, (lo, hi) in enumerate(itertools.pairwise(bounds)):
             tile = tuple(batch.unit_coords[u].tolist())
             seen_tiles.append(tile)
             coords = [tuple(c) for c in batch.coords[lo:hi].tolist()]
@@ -243,7 +247,8 @@ def test_a_tiled_batch_of_runs_holds_its_geometry_as_arrays() -> None:
     # tiles (2 x 2 chunks): rows of chunks 0-1 | 2-3, columns 0-1 | 2
     assert [b.unit_coords.tolist() for b in batches] == [[[0, 0]], [[0, 1], [1, 0]], [[1, 1]]]
     first = batches[0]
-    assert first.starts is not None and first.steps == (2, 1)
+    assert first.starts is not None
+    assert first.steps == (2, 1)
     assert first.coords.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
     assert first.chunk_selections[0] == (slice(1, 2, 2), slice(0, 3, 1))
     assert first.out_selections[3] == (slice(1, 2), slice(3, 6))

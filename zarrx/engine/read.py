@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from functools import partial
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,16 +90,23 @@ def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray)
             fetched = reads.fetch_all()
             kernel = _kernel(cs, batch, chains, fetched)
             if tiny and kernel is None:  # their Python holds the GIL: threads would only
-                _place(cs, batch, chains, reads, fetched, None, 0, n, out)  # take turns
+                _place(cs, batch, chains, reads, fetched, None, 0, n, out=out)  # take turns
                 continue
             parts = max(1, min(threads, n))
             cuts = [n * k // parts for k in range(parts + 1)]
-            run_all(lambda k: _place(cs, batch, chains, reads, fetched, kernel, cuts[k],
-                                     cuts[k + 1], out), range(parts))
+            place = partial(_place, cs, batch, chains, reads, fetched, kernel, out=out)
+            run_all(_slice_of(place), pairwise(cuts))
         elif bounds is None:
             run_all(partial(_unit, cs, batch, chains, reads, out, None), range(n))
         else:
             run_all(partial(_unit, cs, batch, chains, reads, out, bounds), range(units))
+
+
+def _slice_of(place: Any) -> Any:
+    def run(bounds: tuple[int, int]) -> None:
+        place(*bounds)
+
+    return run
 
 
 def _unit(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads: Reads,
@@ -106,7 +114,8 @@ def _unit(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads:
     """Fetch unit ``u`` (in this chunk thread) and place its chunks."""
     fetched = reads.fetch(u)
     lo, hi = (u, u + 1) if bounds is None else (int(bounds[u]), int(bounds[u + 1]))
-    _place(cs, batch, chains, reads, fetched, _kernel(cs, batch, chains, fetched), lo, hi, out)
+    _place(cs, batch, chains, reads, fetched, _kernel(cs, batch, chains, fetched), lo, hi,
+           out=out)
 
 
 def _kernel(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain],
@@ -118,14 +127,16 @@ def _kernel(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain],
 
 
 def _place(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads: Reads,
-           fetched: Fetched, kernel: Any, lo: int, hi: int, out: np.ndarray) -> None:
+           fetched: Fetched, kernel: Any, lo: int, hi: int, *, out: np.ndarray) -> None:
     """Decode and place chunks ``lo`` to ``hi`` of ``batch`` (their values in ``fetched``)."""
     if lo >= hi:
         return
     if kernel is not None:
         a, b = lo - fetched.lo, hi - fetched.lo
-        assert batch.starts is not None and batch.counts is not None
-        assert batch.outs is not None and batch.steps is not None
+        assert batch.starts is not None
+        assert batch.counts is not None
+        assert batch.outs is not None
+        assert batch.steps is not None
         steps = np.broadcast_to(np.asarray(batch.steps, np.int64), (hi - lo, len(batch.steps)))
         try:
             kernel.place(fetched.sources, fetched.which[a:b], fetched.offsets[a:b],

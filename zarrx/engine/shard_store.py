@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx.abc.store import ByteRange, Part, Store, Stored
-from zarrx.engine.sources import ChunkSource, Commit, Fetched, Reads
+from zarrx.engine.sources import ChunkSource, ChunkStore, Commit, Fetched, Reads
 from zarrx.engine.update import new_chunk
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import BackgroundWrites
@@ -39,7 +39,6 @@ from zarrx.stores.ranges import COALESCE_GAP
 if TYPE_CHECKING:
     from zarrx.codecs.pipeline import PreparedChain
     from zarrx.codecs.sharding import ShardLayout
-    from zarrx.engine.chunks import ChunkStore
     from zarrx.runtime.plan import ChunkBatch
 
 _EMPTY = np.uint64(2**64 - 1)
@@ -86,12 +85,13 @@ class ShardChunks(ChunkSource):
 # -- reading -----------------------------------------------------------------------------------
 class _ShardReads(Reads):
     def __init__(self, source: ShardChunks, batch: ChunkBatch) -> None:
-        assert batch.units is not None and batch.unit_coords is not None
+        assert batch.units is not None
+        assert batch.unit_coords is not None
         self.source = source
         self.node = source.cs.node
         self._coords = batch.coords
         self.store = source.cs.store
-        self.bounds = batch.units
+        self.bounds = self._bounds = batch.units
         self.keys = source.cs.keys(batch.unit_coords)
         bounds = batch.units.tolist()
         counts = np.diff(batch.units)
@@ -116,7 +116,7 @@ class _ShardReads(Reads):
         return read.result()
 
     def key(self, i: int) -> str:
-        return self.keys[int(np.searchsorted(self.bounds, i, side="right")) - 1]
+        return self.keys[int(np.searchsorted(self._bounds, i, side="right")) - 1]
 
     def named(self, i: int, e: CodecError) -> CodecError:
         local = tuple((self._coords[i] % self.source.per).tolist())
@@ -256,12 +256,13 @@ class _ShardCommit(Commit):
     def __init__(self, source: ShardChunks, batch: ChunkBatch, whole: np.ndarray,
                  value: np.ndarray, write_empty: bool,
                  writes: Store | BackgroundWrites) -> None:
-        assert batch.units is not None and batch.unit_coords is not None
+        assert batch.units is not None
+        assert batch.unit_coords is not None
         self.source, self.batch, self.whole = source, batch, whole
         self.value, self.write_empty, self.writes = value, write_empty, writes
         cs = source.cs
         self.store = cs.store
-        self.bounds = batch.units
+        self.bounds = self._bounds = batch.units
         self.keys = cs.keys(batch.unit_coords)
         self.encoded: dict[int, Any] = {}
         self.encode_empty = False  # a shard stores no inner chunk equal to the fill value
@@ -274,7 +275,7 @@ class _ShardCommit(Commit):
         self.local = [tuple(c) for c in (batch.coords % source.per).tolist()]
 
     def commit(self, u: int) -> None:
-        lo, hi = int(self.bounds[u]), int(self.bounds[u + 1])
+        lo, hi = int(self._bounds[u]), int(self._bounds[u + 1])
         key = self.keys[u]
         entries = {self.local[i]: self.encoded.pop(i) for i in range(lo, hi) if self.whole[i]}
         layout = self.source.layout
@@ -282,7 +283,8 @@ class _ShardCommit(Commit):
             if not self.write_empty and all(v is None for v in entries.values()):
                 self.writes.atomic_set_parts(key, None)
             else:
-                self.writes.atomic_set_parts(key, layout.parts(entries))
+                parts: Any = layout.parts(entries)  # (bytes only: nothing kept)
+                self.writes.atomic_set_parts(key, parts)
             return
         self.store.atomic_splice(key, partial(self._splice, u, key, entries),
                                  self.ahead.get(key))
@@ -302,7 +304,7 @@ class _ShardCommit(Commit):
             except CodecError as e:
                 raise self.source.named(key, e) from None
         entries = dict(encoded)
-        lo, hi = int(self.bounds[u]), int(self.bounds[u + 1])
+        lo, hi = int(self._bounds[u]), int(self._bounds[u + 1])
         elements = self.source.cs.elements
         for i in range(lo, hi):
             if self.whole[i]:

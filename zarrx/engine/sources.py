@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -31,11 +31,29 @@ from zarrx.runtime.executor import BackgroundWrites
 if TYPE_CHECKING:
     from zarrx.codecs.partial import PartialRead
     from zarrx.codecs.pipeline import PreparedChain
-    from zarrx.engine.chunks import ChunkStore
+    from zarrx.metadata.model import ArrayMetadata
+    from zarrx.runtime.elements import Elements
     from zarrx.runtime.plan import ChunkBatch
 
 #: A chunk's value is a partial read standing in for it (``Fetched.sizes``).
 PART = -2
+
+
+class ChunkStore(Protocol):
+    """What a source needs of the array (:class:`zarrx.engine.chunks.ChunkStore`)."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def meta(self) -> ArrayMetadata: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def elements(self) -> Elements: ...
+    @property
+    def uniform(self) -> bool: ...
+
+    def keys(self, coords: np.ndarray) -> list[str]: ...
 
 
 class Fetched:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+
 import numpy as np
 
 from zarrx import config

@@ -100,7 +100,9 @@ class ChunkBatch:
     def chunk_selections(self) -> list[tuple[Any, ...]]:
         found = self._chunk_selections
         if found is None:
-            assert self.starts is not None and self.counts is not None and self.steps
+            assert self.starts is not None
+            assert self.counts is not None
+            assert self.steps
             stops = self.starts + (self.counts - 1) * np.asarray(self.steps) + 1
             columns = [list(map(slice, a.tolist(), b.tolist(), repeat(step)))
                        for a, b, step in zip(self.starts.T, stops.T, self.steps)]
@@ -111,7 +113,8 @@ class ChunkBatch:
     def out_selections(self) -> list[tuple[Any, ...]]:
         found = self._out_selections
         if found is None:
-            assert self.outs is not None and self.counts is not None
+            assert self.outs is not None
+            assert self.counts is not None
             ends = self.outs + self.counts
             columns = [list(map(slice, a.tolist(), b.tolist()))
                        for a, b in zip(self.outs.T, ends.T)]
@@ -284,7 +287,9 @@ def _taken(batch: ChunkBatch, order: np.ndarray) -> ChunkBatch:
     pick = order.tolist()
     geometry = None
     if batch.starts is not None:
-        assert batch.counts is not None and batch.outs is not None and batch.steps is not None
+        assert batch.counts is not None
+        assert batch.outs is not None
+        assert batch.steps is not None
         geometry = (batch.starts[order], batch.counts[order], batch.outs[order], batch.steps)
     return ChunkBatch(
         batch.coords[order], batch.complete[order],
@@ -458,19 +463,19 @@ def _batch(
     if all(type(part) is _RunProjection and part.axes[0] == axis
            for axis, part in enumerate(parts)):
         # One run per axis, in axis order: the geometry as arrays, slices made if asked.
-        starts = np.empty((n, ndim), dtype=np.int64)
-        counts = np.empty((n, ndim), dtype=np.int64)
-        outs = np.empty((n, ndim), dtype=np.int64)
+        first = np.empty((n, ndim), dtype=np.int64)
+        lengths = np.empty((n, ndim), dtype=np.int64)
+        at = np.empty((n, ndim), dtype=np.int64)
         steps = []
         for axis, (part, pos) in enumerate(zip(parts, where)):
             run: _RunProjection = part  # type: ignore[assignment]
             coords[:, axis] = run.coords[pos, 0]
             complete &= run.complete[pos]
-            starts[:, axis] = run.start[pos]
-            counts[:, axis] = run.count[pos]
-            outs[:, axis] = run.out[pos]
+            first[:, axis] = run.start[pos]
+            lengths[:, axis] = run.count[pos]
+            at[:, axis] = run.out[pos]
             steps.append(run.step)
-        return ChunkBatch(coords, complete, geometry=(starts, counts, outs, tuple(steps)))
+        return ChunkBatch(coords, complete, geometry=(first, lengths, at, tuple(steps)))
     inner: list[list[Any]] = [[]] * ndim
     outs: list[list[Any]] = []
     multi: np.ndarray | None = None

@@ -1,0 +1,213 @@
+"""Sharded arrays under concurrent writers and readers, through the public API:
+
+- no hang: many threads writing parts of the same shards finish, with chunk pools of 1, 2
+  and 8 threads, on every store (each run in a child process with a deadline, so a hang
+  fails the test instead of stopping the suite), and nothing any of them wrote is lost;
+- no lost write: a thread writing whole shards beside threads updating parts of the same
+  shards: every cell only the whole-shard writer writes holds its last value;
+- no torn read: readers racing a writer that rewrites whole shards with one value each
+  never see two versions of a shard (a region inside one shard is all one value).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.storage import LocalStore, MemoryStore, ZipStore
+
+STORES = ["memory", "zip", "local"]
+
+
+def _store(kind: str, where: Path) -> Any:
+    if kind == "memory":
+        return MemoryStore()
+    if kind == "zip":
+        return ZipStore(str(where / "a.zip"), mode="w")
+    return LocalStore(str(where / "a.zarr"))
+
+
+_WRITERS = textwrap.dedent("""
+    import random, sys, threading
+    import numpy as np
+    import zarrx
+    from zarrx.storage import LocalStore, MemoryStore, ZipStore
+
+    kind, where, pool = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = {"memory": lambda: MemoryStore(),
+             "zip": lambda: ZipStore(where + "/a.zip", mode="w"),
+             "local": lambda: LocalStore(where + "/a.zarr")}[kind]()
+    zarrx.config.set(threads=pool)
+    a = zarrx.create_array(store, shape=(64, 96), chunks=(4, 4), shards=(32, 32),
+                           dtype="i4", fill_value=-1)
+    WRITERS, WIDTH = 4, 24  # each thread owns a band of columns crossing the shards
+    expected = np.full(a.shape, -1, dtype="i4")
+    errors = []
+
+    def write(t):
+        try:
+            rng = random.Random(t)
+            lo = t * WIDTH
+            for k in range(25):
+                r0 = rng.randrange(0, 60); r1 = rng.randrange(r0 + 1, 65)
+                c0 = rng.randrange(lo, lo + WIDTH); c1 = rng.randrange(c0 + 1, lo + WIDTH + 1)
+                value = t * 1000 + k
+                a[r0:r1, c0:c1] = value
+                expected[r0:r1, c0:c1] = value
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in range(WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    np.testing.assert_array_equal(a[...], expected)
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("pool", [1, 2, 8])
+@pytest.mark.parametrize("kind", STORES)
+def test_threads_writing_parts_of_shards_finish_and_lose_nothing(
+        tmp_path: Path, kind: str, pool: int) -> None:
+    done = subprocess.run([sys.executable, "-c", _WRITERS, kind, str(tmp_path), str(pool)],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_whole_shard_writes_beside_partial_updates_lose_nothing(
+        tmp_path: Path, kind: str) -> None:
+    """Thread W writes whole shards with increasing values; threads P update one row of
+    each shard. A partial update that put back a shard read before W's last write would
+    leave an older W value in the cells only W writes."""
+    store = _store(kind, tmp_path)
+    a = zarrx.create_array(store, shape=(32, 64), chunks=(4, 4), shards=(16, 32), dtype="i4",
+                           fill_value=-1)
+    rounds = 40
+    errors: list[BaseException] = []
+
+    def whole() -> None:
+        try:
+            for k in range(rounds):
+                a[:, :] = np.full(a.shape, k, dtype="i4")
+        except BaseException as e:
+            errors.append(e)
+
+    def partly(row: int) -> None:
+        try:
+            for k in range(rounds):
+                a[row, 1:31] = 10_000 + k  # inside the shards of column 0 only
+                a[row, 33:63] = 20_000 + k
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=whole)] + [
+        threading.Thread(target=partly, args=(r,)) for r in (3, 19)]
+    with zarrx.config.set(threads=2):
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=240)
+    assert not any(t.is_alive() for t in threads), "a writer hangs"
+    assert not errors, errors
+    got = a[...]
+    only_whole = np.ones(a.shape, dtype=bool)
+    only_whole[[3, 19], 1:31] = False
+    only_whole[[3, 19], 33:63] = False
+    assert (got[only_whole] == rounds - 1).all(), np.unique(got[only_whole])
+
+
+def _rewrite_shards(root: str, rounds: int) -> None:
+    a = zarrx.open_array(root, mode="r+")
+    shape = a.shape
+    for k in range(1, rounds + 1):
+        a[...] = np.full(shape, k, dtype=a.dtype)
+
+
+def _uniform_per_shard(got: np.ndarray, rows: slice, cols: slice, shard: tuple[int, int]) -> bool:
+    """Every shard's share of the region ``rows, cols`` holds one value."""
+    r = np.arange(rows.start, rows.stop)
+    c = np.arange(cols.start, cols.stop)
+    for sr in np.unique(r // shard[0]):
+        for sc in np.unique(c // shard[1]):
+            part = got[np.ix_(r // shard[0] == sr, c // shard[1] == sc)]
+            if len(np.unique(part)) != 1:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_readers_see_one_version_of_each_shard(tmp_path: Path, kind: str) -> None:
+    store = _store(kind, tmp_path)
+    shard = (16, 32)
+    # uint16: values > 255 make a mix of two versions' bytes show too
+    a = zarrx.create_array(store, shape=(32, 64), chunks=(4, 8), shards=shard, dtype="u2",
+                           compressors=[{"name": "zstd"}])
+    a[...] = 1
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            k = 1
+            while not stop.is_set():
+                k = k % 60000 + 1
+                a[...] = np.full(a.shape, k * 257 % 65536, dtype="u2")
+        except BaseException as e:
+            errors.append(e)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    rng = np.random.default_rng(0)
+    torn = 0
+    try:
+        for _ in range(300):
+            r0, c0 = int(rng.integers(0, 31)), int(rng.integers(0, 63))
+            rows = slice(r0, int(rng.integers(r0 + 1, 33)))
+            cols = slice(c0, int(rng.integers(c0 + 1, 65)))
+            if not _uniform_per_shard(a[rows, cols], rows, cols, shard):
+                torn += 1
+    finally:
+        stop.set()
+        writer.join(timeout=60)
+    assert not errors, errors
+    assert torn == 0
+
+
+def test_readers_in_another_process_see_one_version_of_each_shard(tmp_path: Path) -> None:
+    root = str(tmp_path / "p.zarr")
+    shard = (16, 32)
+    a = zarrx.create_array(root, shape=(32, 64), chunks=(4, 8), shards=shard, dtype="u2",
+                           compressors=[{"name": "zstd"}])
+    a[...] = 0
+    ctx = mp.get_context("spawn")
+    writer = ctx.Process(target=_rewrite_shards, args=(root, 400))
+    writer.start()
+    rng = np.random.default_rng(1)
+    torn = reads = 0
+    try:
+        while writer.is_alive() and reads < 2000:
+            r0, c0 = int(rng.integers(0, 31)), int(rng.integers(0, 63))
+            rows = slice(r0, int(rng.integers(r0 + 1, 33)))
+            cols = slice(c0, int(rng.integers(c0 + 1, 65)))
+            reads += 1
+            if not _uniform_per_shard(a[rows, cols], rows, cols, shard):
+                torn += 1
+    finally:
+        writer.join(timeout=120)
+    assert writer.exitcode == 0
+    assert reads > 0
+    assert torn == 0
