@@ -137,6 +137,14 @@ class ArrayBytesCodec(Codec):
         """An upper bound of the encoded size, or ``None`` when unbounded."""
         return self.encoded_size(spec)
 
+    def inner_chunks(self, spec: ChunkSpec) -> Any:
+        """A capability: when this codec stores a chunk of ``spec`` as many inner chunks
+        and an index (sharding), the chunk seen as a store of them — what the engine then
+        plans, reads and writes inner chunk by inner chunk (for ``sharding_indexed``, a
+        :class:`~zarrx.codecs.sharding.ShardLayout`). ``None``, the default: the chunk is
+        one value."""
+        return None
+
 
 class BytesBytesCodec(Codec):
     """Transforms bytes into bytes (compressors, checksums)."""

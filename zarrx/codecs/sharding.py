@@ -304,6 +304,9 @@ class ShardingCodec(ArrayBytesCodec):
     def _layouts(self) -> dict[ChunkSpec, ShardLayout]:
         return {}
 
+    def inner_chunks(self, spec: ChunkSpec) -> ShardLayout:
+        return self.layout(spec)
+
     def layout(self, spec: ChunkSpec) -> ShardLayout:
         """The shard of ``spec`` as a store of inner chunks (prepared once per spec)."""
         found = self._layouts.get(spec)

@@ -119,15 +119,11 @@ class ChunkStore:
         longer chain is one opaque chunk."""
         codecs = self.meta.codecs.codecs
         grid = self.meta.chunk_grid
-        if len(codecs) != 1 or codecs[0].name != "sharding_indexed" or not hasattr(
-            codecs[0], "layout"
-        ):
-            return None
-        if not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
+        if len(codecs) != 1 or not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
             return None
         spec = ChunkSpec(grid.chunk_shape, self.meta.dtype, self.meta.fill_value)
-        sharding: Any = self.meta.codecs.prepare(spec).array_bytes
-        layout: ShardLayout = sharding.layout(spec)
+        layout: ShardLayout | None = self.meta.codecs.prepare(spec).array_bytes.inner_chunks(
+            spec)
         return layout
 
 
