@@ -130,42 +130,59 @@ def test_whole_shard_writes_beside_partial_updates_lose_nothing(
     assert (got[only_whole] == rounds - 1).all(), np.unique(got[only_whole])
 
 
+def _version(k: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Version ``k`` of the array: ``k`` in the high bits of every element, and in the low
+    byte noise for odd ``k`` (zeros for even ones), so that versions compress to inner
+    chunks of other sizes, at other offsets in their shards."""
+    x = np.full(shape, k << 8, dtype="u4")
+    if k % 2:
+        x |= (np.arange(x.size, dtype="u4").reshape(shape) * 2654435761 >> 24) & 0xFF
+    return x
+
+
 def _rewrite_shards(root: str, rounds: int) -> None:
     a = zarrx.open_array(root, mode="r+")
-    shape = a.shape
     for k in range(1, rounds + 1):
-        a[...] = np.full(shape, k, dtype=a.dtype)
+        a[...] = _version(k, a.shape)
 
 
-def _uniform_per_shard(got: np.ndarray, rows: slice, cols: slice, shard: tuple[int, int]) -> bool:
-    """Every shard's share of the region ``rows, cols`` holds one value."""
+def _one_version_per_shard(got: np.ndarray, rows: slice, cols: slice,
+                           shard: tuple[int, int], shape: tuple[int, int]) -> bool:
+    """Every shard's share of the region ``rows, cols`` is one version's."""
     r = np.arange(rows.start, rows.stop)
     c = np.arange(cols.start, cols.stop)
     for sr in np.unique(r // shard[0]):
         for sc in np.unique(c // shard[1]):
-            part = got[np.ix_(r // shard[0] == sr, c // shard[1] == sc)]
-            if len(np.unique(part)) != 1:
+            inside = np.ix_(r // shard[0] == sr, c // shard[1] == sc)
+            part = got[inside]
+            k = int(part.flat[0]) >> 8
+            if not np.array_equal(part, _version(k, shape)[rows, cols][inside]):
                 return False
     return True
+
+
+def _random_region(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[slice, slice]:
+    r0, c0 = int(rng.integers(0, shape[0] - 1)), int(rng.integers(0, shape[1] - 1))
+    return (slice(r0, int(rng.integers(r0 + 1, shape[0] + 1))),
+            slice(c0, int(rng.integers(c0 + 1, shape[1] + 1))))
 
 
 @pytest.mark.parametrize("kind", STORES)
 def test_readers_see_one_version_of_each_shard(tmp_path: Path, kind: str) -> None:
     store = _store(kind, tmp_path)
-    shard = (16, 32)
-    # uint16: values > 255 make a mix of two versions' bytes show too
-    a = zarrx.create_array(store, shape=(32, 64), chunks=(4, 8), shards=shard, dtype="u2",
+    shard, shape = (16, 32), (32, 64)
+    a = zarrx.create_array(store, shape=shape, chunks=(4, 8), shards=shard, dtype="u4",
                            compressors=[{"name": "zstd"}])
-    a[...] = 1
+    a[...] = _version(0, shape)
     stop = threading.Event()
     errors: list[BaseException] = []
 
     def write() -> None:
         try:
-            k = 1
+            k = 0
             while not stop.is_set():
-                k = k % 60000 + 1
-                a[...] = np.full(a.shape, k * 257 % 65536, dtype="u2")
+                k += 1
+                a[...] = _version(k, shape)
         except BaseException as e:
             errors.append(e)
 
@@ -175,10 +192,8 @@ def test_readers_see_one_version_of_each_shard(tmp_path: Path, kind: str) -> Non
     torn = 0
     try:
         for _ in range(300):
-            r0, c0 = int(rng.integers(0, 31)), int(rng.integers(0, 63))
-            rows = slice(r0, int(rng.integers(r0 + 1, 33)))
-            cols = slice(c0, int(rng.integers(c0 + 1, 65)))
-            if not _uniform_per_shard(a[rows, cols], rows, cols, shard):
+            rows, cols = _random_region(rng, shape)
+            if not _one_version_per_shard(a[rows, cols], rows, cols, shard, shape):
                 torn += 1
     finally:
         stop.set()
@@ -189,10 +204,10 @@ def test_readers_see_one_version_of_each_shard(tmp_path: Path, kind: str) -> Non
 
 def test_readers_in_another_process_see_one_version_of_each_shard(tmp_path: Path) -> None:
     root = str(tmp_path / "p.zarr")
-    shard = (16, 32)
-    a = zarrx.create_array(root, shape=(32, 64), chunks=(4, 8), shards=shard, dtype="u2",
+    shard, shape = (16, 32), (32, 64)
+    a = zarrx.create_array(root, shape=shape, chunks=(4, 8), shards=shard, dtype="u4",
                            compressors=[{"name": "zstd"}])
-    a[...] = 0
+    a[...] = _version(0, shape)
     ctx = mp.get_context("spawn")
     writer = ctx.Process(target=_rewrite_shards, args=(root, 400))
     writer.start()
@@ -200,11 +215,9 @@ def test_readers_in_another_process_see_one_version_of_each_shard(tmp_path: Path
     torn = reads = 0
     try:
         while writer.is_alive() and reads < 2000:
-            r0, c0 = int(rng.integers(0, 31)), int(rng.integers(0, 63))
-            rows = slice(r0, int(rng.integers(r0 + 1, 33)))
-            cols = slice(c0, int(rng.integers(c0 + 1, 65)))
+            rows, cols = _random_region(rng, shape)
             reads += 1
-            if not _uniform_per_shard(a[rows, cols], rows, cols, shard):
+            if not _one_version_per_shard(a[rows, cols], rows, cols, shard, shape):
                 torn += 1
     finally:
         writer.join(timeout=120)
