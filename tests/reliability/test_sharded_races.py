@@ -224,3 +224,39 @@ def test_readers_in_another_process_see_one_version_of_each_shard(tmp_path: Path
     assert writer.exitcode == 0
     assert reads > 0
     assert torn == 0
+
+
+_DASK = textwrap.dedent("""
+    import sys
+    import dask, dask.array as da
+    import numpy as np
+    import zarrx
+    from zarrx.storage import LocalStore, MemoryStore, ZipStore
+
+    kind, where, pool = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = {"memory": lambda: MemoryStore(),
+             "zip": lambda: ZipStore(where + "/a.zip", mode="w"),
+             "local": lambda: LocalStore(where + "/a.zarr")}[kind]()
+    zarrx.config.set(threads=pool)
+    expected = (np.arange(120 * 132, dtype="<i4") * 7 - 5).reshape(120, 132)
+    a = zarrx.create_array(store, shape=expected.shape, dtype="<i4", chunks=(10, 11),
+                           shards=(60, 66), fill_value=0)
+    source = da.from_array(expected, chunks=(7, 9))  # blocks splitting shards and chunks
+    with dask.config.set(scheduler="threads", num_workers=8):
+        for _ in range(3):
+            da.store(source, a, lock=False)
+    np.testing.assert_array_equal(a[...], expected)
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("pool", [1, 2, 8])
+@pytest.mark.parametrize("kind", STORES)
+def test_dask_threads_storing_blocks_that_split_shards_finish(
+        tmp_path: Path, kind: str, pool: int) -> None:
+    """``da.store(x, a, lock=False)`` with dask's threaded scheduler (8 threads) and blocks
+    that split shards: finishes, every value kept."""
+    done = subprocess.run([sys.executable, "-c", _DASK, kind, str(tmp_path), str(pool)],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "ok"
