@@ -23,7 +23,19 @@ bytes and byte ranges of the current value, and the current value is read only w
 caller asks (a shard's index, say). The default joins the parts from the whole value read
 by :meth:`Store.atomic_update`; a store that can build a value from ranges of the stored one
 without reading them (:class:`~zarrx.stores.local.LocalStore` copies them in the kernel)
-overrides it, with the same guarantees.
+overrides it, with the same guarantees. A whole value written where updates may run
+(:meth:`Store.atomic_set_parts`) is atomic against them too.
+
+Reads that depend on what they read (a shard's index, then its inner chunks; a blosc
+frame's header, then its blocks) go through :meth:`Store.read_rounds`: a
+:class:`RangeReader` says which ranges it needs next from what it has received, and every
+round of one reader is answered from one version of the value, however writers replace it
+meanwhile.
+
+**Threads and locks**: a thread that holds a key's lock never waits for a pool
+(:mod:`zarrx.runtime.executor`). The locked sections run here and in the stores count
+themselves (:func:`~zarrx.runtime.executor.key_lock_held`), so whatever would hand work
+to a pool and wait runs in the holder's thread instead.
 """
 
 from __future__ import annotations
@@ -33,13 +45,14 @@ import logging
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal, final
+from typing import Any, Literal, Protocol, final
 
 from zarrx import config
-from zarrx.errors import ReadOnlyError, UpdateConflictError
+from zarrx.errors import InvalidKeyError, ReadOnlyError, UpdateConflictError
+from zarrx.runtime.executor import key_lock_held
 
 _log = logging.getLogger(__name__)
 
@@ -68,6 +81,28 @@ class ByteRange:
 
     start: int
     length: int | None = None
+
+
+def validate_byte_range(byte_range: ByteRange | None, key: str) -> None:
+    """Refuse a byte range with a negative length (before any I/O)."""
+    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
+        raise InvalidKeyError(
+            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
+        )
+
+
+def resolve_byte_range(byte_range: ByteRange, size: int, key: str) -> tuple[int, int]:
+    """``(start, stop)`` offsets of ``byte_range`` in a value of ``size`` bytes: what
+    :meth:`Store.get` returns of it.
+
+    Out-of-range requests are clipped like Python slicing. A negative ``start`` counts
+    from the end: alone it is a suffix (the last ``-start`` bytes).
+    """
+    start, length = byte_range.start, byte_range.length
+    validate_byte_range(byte_range, key)
+    start = max(size + start, 0) if start < 0 else min(start, size)
+    stop = size if length is None else min(start + length, size)
+    return start, stop
 
 
 def span(byte_range: ByteRange, size: int) -> tuple[int, int]:
@@ -123,6 +158,96 @@ def joined(parts: Sequence[Part], current: Stored | None) -> bytes:
     return b"".join(buffers)
 
 
+class RangeReader(Protocol):
+    """A read of one value in rounds, each round's ranges chosen from the answers of the
+    rounds before: a shard's index, then its inner chunks; a blosc frame's header and
+    block starts, then its blocks. :meth:`Store.read_rounds` serves it: it asks
+    :meth:`ranges`, answers them through :meth:`receive`, and again until :meth:`ranges`
+    is empty. (A protocol: any object with these three methods is a reader.)
+
+    The methods are called by one thread at a time, but not always the caller's: a store
+    may serve several readers on its I/O threads. A reader must not wait for zarrx's
+    pools there (it does its own work, or leaves it to the caller after the read)."""
+
+    def ranges(self) -> Sequence[ByteRange]:
+        """The next round's ranges; empty: the read is done. Asked again before
+        :meth:`receive`, it gives the same ranges."""
+        ...
+
+    def receive(self, values: Sequence[Value | None]) -> None:
+        """The answers to the last :meth:`ranges`, in order (``None``: the key is absent)."""
+        ...
+
+    def restart(self) -> None:
+        """The value changed between rounds: forget everything received; :meth:`ranges`
+        starts again from the first round."""
+        ...
+
+
+def read_each_round(
+    reader: RangeReader,
+    fetch: Callable[[Sequence[ByteRange]], Sequence[Value | None]],
+    ranges: Sequence[ByteRange] | None = None,
+) -> None:
+    """Serve ``reader`` round after round with ``fetch`` (the answers to a round's ranges,
+    from the one version the caller holds), from the round whose ``ranges`` are given
+    (else asked first) until it asks for nothing more."""
+    if ranges is None:
+        ranges = reader.ranges()
+    while ranges:
+        reader.receive(fetch(ranges))
+        ranges = reader.ranges()
+
+
+def answer_rounds(
+    reader: RangeReader, key: str, value: Value | None,
+    ranges: Sequence[ByteRange] | None = None,
+) -> None:
+    """Serve every round of ``reader`` from ``value``, the value of ``key`` held in memory
+    (``None``: absent), by slicing it: views of it, no copies."""
+    if value is None:
+        read_each_round(reader, lambda asked: [None] * len(asked), ranges)
+        return
+    view = memoryview(value).cast("B")
+    size = len(view)
+
+    def fetch(asked: Sequence[ByteRange]) -> list[memoryview]:
+        return [view[slice(*resolve_byte_range(r, size, key))] for r in asked]
+
+    read_each_round(reader, fetch, ranges)
+
+
+class _Indexed:
+    """The reader of :meth:`Store.get_indexed`: the head, then the ranges ``then`` names."""
+
+    def __init__(self, head: ByteRange, then: Callable[[Any], Sequence[ByteRange]]) -> None:
+        self.head, self.then = head, then
+        self.restart()
+
+    def restart(self) -> None:
+        self.asked: Sequence[ByteRange] | None = None
+        self.values: list[Any] = []
+        self.done = False
+
+    def ranges(self) -> Sequence[ByteRange]:
+        if self.asked is None:
+            return [self.head]
+        return [] if self.done else self.asked
+
+    def receive(self, values: Sequence[Value | None]) -> None:
+        if self.asked is None:
+            self.asked = list(self.then(values[0]))
+        else:
+            self.values, self.done = list(values), True
+
+
+@contextmanager
+def _counted(lock: AbstractContextManager[None]) -> Iterator[None]:
+    """Hold ``lock``, counted as a key lock this thread holds (the lock-holder rule)."""
+    with lock, key_lock_held():
+        yield
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """A value read for an update, and the store's version of it: an opaque token that
@@ -167,42 +292,62 @@ class Store(ABC):
         """Many reads at once. High-latency stores override this to run them concurrently."""
         return [self.get(key, byte_range) for key, byte_range in requests]
 
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        """Serve each reader of ``reads`` (a key and a :class:`RangeReader`) round after
+        round until it asks for nothing more.
+
+        The contract the engine relies on:
+
+        - every round of one reader is answered from **one version** of its key's value,
+          whatever writers do meanwhile; a key absent at the first round answers ``None``
+          for every range of every round;
+        - ranges are :class:`ByteRange` s as for :meth:`get` (explicit, suffix,
+          open-ended), answered as :meth:`get` answers them: clipped to the value, and a
+          negative length raises :class:`~zarrx.errors.InvalidKeyError`;
+        - every key is validated before any I/O;
+        - readers of different keys may be served concurrently (a high-latency store sends
+          each round of all its readers at once; a file system reads on its I/O threads);
+          one reader is served by one thread at a time;
+        - answers are bytes-like and may be ``memoryview`` s of an immutable buffer (valid
+          as long as the reader keeps them);
+        - where a store finds that the value changed between rounds (an object store's
+          ETag), it calls the reader's ``restart()`` and serves it again from its first
+          round, at most ``zarrx.config`` ``"update_attempts"`` times, then raises
+          :class:`~zarrx.errors.StoreError` naming the key.
+
+        Errors a reader raises propagate (a store may first finish the readers it serves
+        alongside). This default reads each key whole once (one :meth:`get_many` of the
+        keys) and answers every round by slicing that value: one version by construction.
+        Stores that can read ranges of one version (one open file, an ETag) override it."""
+        reads = list(reads)
+        if not reads:
+            return
+        first = []
+        for key, reader in reads:
+            ranges = reader.ranges()
+            for r in ranges:
+                validate_byte_range(r, key)
+            first.append(ranges)
+        keys = list(dict.fromkeys(key for key, _ in reads))
+        values = dict(zip(keys, self.get_many([(key, None) for key in keys])))
+        for (key, reader), ranges in zip(reads, first):
+            answer_rounds(reader, key, values[key], ranges)
+
     def get_indexed(
         self,
         key: str,
         head: ByteRange,
         then: Callable[[bytes | None], Sequence[ByteRange]],
-    ) -> list[bytes | None]:
+    ) -> list[Value | None]:
         """A read that depends on a first one: the ``head`` range of ``key`` (a shard's
         index) is read and given to ``then`` (``None``: the key is absent), which returns
         the ranges to read next (inner chunks); their values are returned. Errors
-        ``then`` raises propagate. A store that can reads them all from one version of
-        the value with one open (:class:`~zarrx.stores.local.LocalStore`)."""
-        ranges = then(self.get(key, head))
-        return self.get_many([(key, r) for r in ranges]) if ranges else []
-
-    def read_rounds(self, reads: Sequence[tuple[str, Any]]) -> None:
-        """Reads in rounds, every round of one reader from one version of its key's value:
-        each key read whole once, its rounds answered from that value."""
-        if not reads:
-            return
-        from zarrx.stores.keys import resolve_byte_range  # (temporary)
-
-        values = self.get_many([(key, None) for key, _ in reads])
-        for (key, reader), value in zip(reads, values):
-            view = None if value is None else memoryview(value)
-            while True:
-                ranges = reader.ranges()
-                if not ranges:
-                    break
-                if view is None:
-                    reader.receive([None] * len(ranges))
-                    continue
-                answers = []
-                for r in ranges:
-                    start, stop = resolve_byte_range(r, len(view), key)
-                    answers.append(view[start:stop])
-                reader.receive(answers)
+        ``then`` raises propagate. Two rounds of :meth:`read_rounds`, so from one version
+        of the value (``then`` may be called again when the store restarts the read).
+        Kept for the engine's shard reads until they use :meth:`read_rounds` itself."""
+        reader = _Indexed(head, then)
+        self.read_rounds([(key, reader)])
+        return reader.values
 
     def exists(self, key: str) -> bool:
         return self.get(key) is not None
@@ -222,21 +367,32 @@ class Store(ABC):
         for key, value in items:
             self.set(key, value)
 
+    def set_parts(self, key: str, parts: Sequence[Value]) -> None:
+        """:meth:`set` of the value ``parts`` make one after the other (a shard's inner
+        chunks and index). The default joins them; a store that can write them as they
+        are (:class:`~zarrx.stores.local.LocalStore`: ``writev``) overrides it. Parts
+        are any buffers, as for :meth:`set` (a strided one is copied in C order)."""
+        self.set(key, b"".join(
+            p if type(p) is bytes or memoryview(p).c_contiguous else as_bytes(p)
+            for p in parts))
+
     def atomic_set_parts(self, key: str, parts: Sequence[Value] | None) -> None:
-        """The value ``parts`` make (``None``: erase the key), written atomically against
-        every update of the key."""
+        """Write the value ``parts`` make one after the other (erase the key for
+        ``None``), atomically against every :meth:`atomic_update` and
+        :meth:`atomic_splice` of the key: an update that read the old value never writes
+        over this one. A whole chunk or shard written where others may update parts of it.
+
+        On ``"lock"`` stores under the key's :meth:`lock` (:class:`~zarrx.stores.local.
+        LocalStore` writes the parts into the lock file and renames it over the key: one
+        file made, nothing of the current value read); on ``"conditional"`` stores a plain
+        write or erase (one atomic PUT or DELETE, which the conditional updates see as a
+        new version); on stores without atomic updates a plain write or erase too."""
         self._check_writable(key)
-        with self.lock(key):
+        with self._update_lock(key):
             if parts is None:
                 self.erase(key)
             else:
                 self.set_parts(key, parts)
-
-    def set_parts(self, key: str, parts: Sequence[Value]) -> None:
-        """:meth:`set` of the value ``parts`` make one after the other (a shard's inner
-        chunks and index). The default joins them; a store that can write them as they
-        are (:class:`~zarrx.stores.local.LocalStore`: ``writev``) overrides it."""
-        self.set(key, b"".join(parts))
 
     @abstractmethod
     def erase(self, key: str) -> None:
@@ -284,7 +440,7 @@ class Store(ABC):
         self._check_writable(key)
         if self.atomic_updates == "conditional":
             return _update_conditionally(self, key, update, snapshot)
-        with self.lock(key):  # a no-op where the store cannot lock
+        with self._update_lock(key):
             if snapshot is None or self.atomic_updates == "lock":
                 old = self.get(key)
             else:
@@ -330,6 +486,13 @@ class Store(ABC):
     def lock(self, key: str) -> AbstractContextManager[None]:
         """Exclude every other writer's update of ``key`` for the ``with`` block (on stores
         whose :attr:`atomic_updates` is ``"lock"``; elsewhere a no-op)."""
+        return nullcontext()
+
+    def _update_lock(self, key: str) -> AbstractContextManager[Any]:
+        """:meth:`lock` of ``key`` for an update or a whole write, counted as a key lock
+        this thread holds (the lock-holder rule) on stores that lock."""
+        if self.atomic_updates == "lock":
+            return _counted(self.lock(key))
         return nullcontext()
 
     def get_with_version(self, key: str) -> Snapshot:

@@ -5,14 +5,25 @@ Chunk tasks never submit to the chunk pool themselves (a worker runs nested work
 so nested parallelism — sharding inside a chunk task — cannot deadlock or oversubscribe
 the cores. I/O tasks are leaves (a file read or write that waits on nothing else), so the
 I/O pool can have more threads than cores: while one waits on the kernel, another runs.
+
+**The lock-holder rule**: a thread that holds a key's lock never waits for a pool. The
+store layer counts the key locks each thread holds (:func:`key_lock_held` around every
+locked section: an atomic update, a splice, a whole write, a store's ``lock()``), and
+whatever would hand work to a pool and wait for it asks :func:`may_wait_for_pools` first:
+:func:`run_all` then runs its items in the caller, :class:`BackgroundWrites` writes in
+the caller, ``LocalStore`` reads in the caller. Pool workers may wait on key locks; a
+lock's holder waits on nothing a pool must do, so it always makes progress and every
+waiter gets the lock in the end. An I/O thread waits for no pool either (its task may be
+a store's read of many keys, or a reader's code).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from zarrx import config
@@ -44,15 +55,38 @@ def in_worker() -> bool:
     return getattr(_local, "worker", False)
 
 
+@contextmanager
+def key_lock_held() -> Iterator[None]:
+    """Count, for the block, a key lock the calling thread holds (see the module's rule)."""
+    _local.locks = getattr(_local, "locks", 0) + 1
+    try:
+        yield
+    finally:
+        _local.locks -= 1
+
+
+def holds_key_lock() -> bool:
+    """Whether the calling thread holds a key's lock (inside :func:`key_lock_held`)."""
+    return getattr(_local, "locks", 0) > 0
+
+
+def may_wait_for_pools() -> bool:
+    """Whether the calling thread may hand work to a pool and wait for it: not while it
+    holds a key's lock, nor on an I/O thread."""
+    return not (getattr(_local, "locks", 0) or getattr(_local, "io", False))
+
+
 def run_all(fn: Callable[[T], None], items: Iterable[T]) -> None:
     """Call ``fn`` on every item, concurrently when it pays; re-raise the first error.
+    In the caller, in turn, on a chunk or I/O thread and in a thread that holds a key's
+    lock (the module's rule).
 
     The pool's threads each take items from one shared queue until it is empty (one task
     per thread, not one per item: tiny chunks cost a function call, not a future); after
     an error no thread takes another item."""
     work = list(items)
     threads = config.get("threads")
-    if len(work) <= 1 or threads == 1 or in_worker():
+    if len(work) <= 1 or threads == 1 or in_worker() or not may_wait_for_pools():
         for item in work:
             fn(item)
         return
@@ -93,8 +127,22 @@ def io_pool() -> ThreadPoolExecutor:
     if _io_pool is None:
         with _io_lock:
             if _io_pool is None:
-                _io_pool = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="zarrx-io")
+                _io_pool = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="zarrx-io",
+                                              initializer=_mark_io)
     return _io_pool
+
+
+def _mark_io() -> None:
+    _local.io = True
+
+
+def on_io_threads(fn: Callable[[T], Any], parts: Sequence[T]) -> list[Any]:
+    """``[fn(part) for part in parts]``, run on the I/O threads; every call has ended when
+    this returns or raises (the first error, in order), so nothing the calls use is
+    released under them. The caller must be allowed to wait (:func:`may_wait_for_pools`)."""
+    futures = [io_pool().submit(fn, part) for part in parts]
+    wait(futures)
+    return [future.result() for future in futures]
 
 
 def _forget_pools() -> None:
@@ -114,7 +162,8 @@ class BackgroundWrites:
 
     At most ``limit`` encoded values wait in memory. Once a write has failed, the next
     :meth:`set` raises that failure instead of writing more. :meth:`wait` returns once
-    every write is done and re-raises the first failure."""
+    every write is done and re-raises the first failure. A caller that holds a key's lock
+    writes itself (the module's rule): it never waits for a slot the I/O threads free."""
 
     def __init__(self, store: Any, limit: int) -> None:
         self._store = store
@@ -131,10 +180,16 @@ class BackgroundWrites:
         self._submit(self._store.set_parts, key, parts)
 
     def atomic_set_parts(self, key: str, parts: Any) -> None:
-        """The store's ``atomic_set_parts``, on the I/O threads."""
+        """The store's ``atomic_set_parts``: a whole value in parts (``None``: erase the
+        key), atomic against the key's updates."""
         self._submit(self._store.atomic_set_parts, key, parts)
 
     def _submit(self, write: Callable[[str, Any], None], key: str, value: Any) -> None:
+        if not may_wait_for_pools():
+            if self._failure is not None:
+                raise self._failure
+            write(key, value)
+            return
         self._slots.acquire()
         if self._failure is not None:
             self._slots.release()

@@ -7,6 +7,14 @@ The values held never add up to more than ``max_size`` bytes; the least recently
 first, and a value bigger than ``max_size`` is not kept. ``max_entries`` bounds the number
 of entries (absent keys hold no bytes).
 
+Reads in rounds (:meth:`CacheStore.read_rounds`: a shard's index, then its inner chunks)
+are answered from one version here too: from a cached whole value, or from the answers
+one earlier read in rounds of the key got from the wrapped store (each such read's answers
+are kept together, tagged with that read, and a read is answered only from answers of one
+tag); otherwise the read goes to the wrapped store's ``read_rounds``, and its answers are
+kept. A reader answered from the cache in part, then missing a round, is restarted and
+read from the wrapped store.
+
 Writes and erases go to the wrapped store, then drop what the cache held for the key, so a
 read through the cache after a write through it sees the write. A read that was already
 under way when a write changed its key does not enter the cache (it may hold the old
@@ -31,13 +39,22 @@ conditional writes go to the wrapped store. ``atomic_updates`` is the wrapped st
 from __future__ import annotations
 
 import builtins
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Snapshot, Store
+from zarrx.abc.store import (
+    ByteRange,
+    RangeReader,
+    Snapshot,
+    Store,
+    Value,
+    answer_rounds,
+    as_bytes,
+)
 from zarrx.stores.keys import resolve_byte_range, validate_byte_range, validate_key, validate_prefix
 
 #: An entry: the key and the range read (``None`` for the whole value).
@@ -56,6 +73,9 @@ class _LRU:
         self.max_entries = max_entries
         self.lock = threading.Lock()
         self.entries: OrderedDict[Entry, bytes | None] = OrderedDict()
+        #: The entries kept from a read in rounds: the tag of that read (one version).
+        self.tags: dict[Entry, int] = {}
+        self._tags = itertools.count(1)
         self.by_key: dict[str, set[Entry]] = {}
         self.size = 0  # bytes held
         self.reading: dict[str, int] = {}  # key -> reads of it under way
@@ -91,24 +111,88 @@ class _LRU:
         with self.lock:
             if keep and key not in self.stale:
                 self._put((key, byte_range), value)
-            left = self.reading[key] - 1
-            if left:
-                self.reading[key] = left
-            else:
-                del self.reading[key]
-                self.stale.discard(key)
+            self._ended(key)
 
-    def _put(self, entry: Entry, value: bytes | None) -> None:
+    def _ended(self, key: str) -> None:
+        left = self.reading[key] - 1
+        if left:
+            self.reading[key] = left
+        else:
+            del self.reading[key]
+            self.stale.discard(key)
+
+    def whole(self, key: str) -> tuple[bool, bytes | None]:
+        """``(True, value)`` when the whole value of ``key`` (or its absence) is cached."""
+        with self.lock:
+            value = self.entries.get((key, None), _ABSENT)
+            if value is _ABSENT:
+                return False, None
+            self.entries.move_to_end((key, None))
+            return True, value
+
+    def recorded(self, key: str, ranges: Sequence[ByteRange], tag: int | None
+                 ) -> tuple[list[bytes | None] | None, int | None]:
+        """The answers one read in rounds got for ``ranges`` of ``key``, all of one tag
+        (``tag``, or the first range's when ``None``), and that tag; ``None`` for the
+        answers when any is missing."""
+        with self.lock:
+            values: list[bytes | None] = []
+            for r in ranges:
+                entry = (key, r)
+                found = self.tags.get(entry)
+                if found is None or (tag is not None and found != tag):
+                    return None, tag
+                tag = found
+                self.entries.move_to_end(entry)
+                values.append(self.entries[entry])
+            return values, tag
+
+    def count(self, hit: bool) -> None:
+        with self.lock:
+            if hit:
+                self.hits += 1
+            else:
+                self.misses += 1
+
+    def started(self, keys: Iterable[str]) -> None:
+        """Reads in rounds of ``keys`` went to the wrapped store (see :meth:`kept`)."""
+        with self.lock:
+            for key in keys:
+                self.reading[key] = self.reading.get(key, 0) + 1
+
+    def kept(self, key: str, answers: dict[ByteRange, bytes | None] | None) -> None:
+        """A read in rounds of ``key`` that :meth:`started` has ended: keep its
+        ``answers`` (``None``: it failed), tagged as one version, unless the key changed
+        meanwhile. A key found absent is kept as an absent whole value."""
+        with self.lock:
+            if answers and key not in self.stale:
+                if all(v is None for v in answers.values()):
+                    self._put((key, None), None)
+                else:
+                    tag = next(self._tags)
+                    for byte_range, value in answers.items():
+                        entry = (key, byte_range)
+                        if entry in self.entries:
+                            self._drop(entry)
+                        if self._put(entry, value):
+                            self.tags[entry] = tag
+            self._ended(key)
+
+    def _put(self, entry: Entry, value: bytes | None) -> bool:
+        """Keep ``value`` (dropping the least recently used beyond the bounds); whether it
+        is held now."""
         nbytes = 0 if value is None else len(value)
         if nbytes > self.max_size or entry in self.entries:
-            return
+            return False
         self.entries[entry] = value
         self.by_key.setdefault(entry[0], set()).add(entry)
         self.size += nbytes
         while self.size > self.max_size or len(self.entries) > self.max_entries:
             self._drop(next(iter(self.entries)))
+        return entry in self.entries
 
     def _drop(self, entry: Entry) -> None:
+        self.tags.pop(entry, None)
         value = self.entries.pop(entry)
         self.size -= 0 if value is None else len(value)
         entries = self.by_key[entry[0]]
@@ -134,6 +218,33 @@ class _LRU:
         with self.lock:
             keys = [*self.by_key, *self.reading]
         self.forget(keys)
+
+
+class _Recording:
+    """A reader whose answers from the wrapped store are noted, to be cached."""
+
+    def __init__(self, reader: RangeReader) -> None:
+        self.reader = reader
+        self.answers: dict[ByteRange, Value | None] = {}
+        self.asked: Sequence[ByteRange] = ()
+
+    def ranges(self) -> Sequence[ByteRange]:
+        self.asked = self.reader.ranges()
+        return self.asked
+
+    def receive(self, values: Sequence[Value | None]) -> None:
+        self.answers.update(zip(self.asked, values))
+        self.reader.receive(values)
+
+    def restart(self) -> None:
+        self.answers.clear()
+        self.reader.restart()
+
+    def kept(self, max_size: int) -> dict[ByteRange, bytes | None]:
+        """The answers the cache may hold (of at most ``max_size`` bytes each), as bytes
+        it owns (views copied)."""
+        return {r: None if v is None else as_bytes(v) for r, v in self.answers.items()
+                if v is None or len(memoryview(v)) <= max_size}
 
 
 class CacheStore(Store):
@@ -227,6 +338,47 @@ class CacheStore(Store):
             for i, value in zip(missing, values):
                 out[i] = value
         return out
+
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        """Readers the cache can answer from one version (a whole value, or one earlier
+        read's answers) are answered here; the others in one ``read_rounds`` of the
+        wrapped store, whose answers are kept (see the module's docstring)."""
+        for key, _ in reads:
+            validate_key(key)
+        passed = [(key, _Recording(reader)) for key, reader in reads
+                  if not self._answered(key, reader)]
+        if not passed:
+            return
+        lru = self._lru
+        lru.started(key for key, _ in passed)
+        done = False
+        try:
+            self.store.read_rounds(passed)
+            done = True
+        finally:
+            for key, recording in passed:
+                lru.kept(key, recording.kept(lru.max_size) if done else None)
+
+    def _answered(self, key: str, reader: RangeReader) -> bool:
+        """Answer ``reader`` from the cache if it can (``False``: restarted, unanswered)."""
+        lru = self._lru
+        found, whole = lru.whole(key)
+        if found:
+            lru.count(True)
+            answer_rounds(reader, key, whole)
+            return True
+        ranges, tag = reader.ranges(), None
+        while ranges:
+            values, tag = lru.recorded(key, ranges, tag)
+            if values is None:
+                lru.count(False)
+                if tag is not None:  # answered from the cache in part: start again
+                    reader.restart()
+                return False
+            reader.receive(values)
+            ranges = reader.ranges()
+        lru.count(True)
+        return True
 
     def exists(self, key: str) -> bool:
         validate_key(key)

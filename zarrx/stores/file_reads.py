@@ -1,7 +1,7 @@
 """Reading one file of a :class:`~zarrx.stores.local.LocalStore` once it is open: whole,
-a byte range (one ``pread``), or a head and then the ranges it points to, all from the
-one open file (:func:`read_indexed`: a shard's index, then its inner chunks, from one
-version of the shard even if a writer renames another over the key meanwhile).
+a byte range (one ``pread``), or the rounds of a reader, all from the one open file
+(:func:`serve_rounds`: a shard's index, then its inner chunks, from one version of the
+shard even if a writer renames another over the key meanwhile).
 
 The store decides how a key is opened (``openat2`` beneath its root, or its checked
 path); everything here takes the open descriptor and closes it.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from zarrx.abc.store import ByteRange
+from zarrx.abc.store import ByteRange, RangeReader, answer_rounds, read_each_round
 from zarrx.errors import StoreError
 from zarrx.stores.keys import resolve_byte_range
 
@@ -57,32 +57,32 @@ def read_open(fd: int, byte_range: ByteRange | None, key: str, path: str) -> byt
         os.close(fd)
 
 
-def read_indexed(
-    fd: int | None,
-    key: str,
-    path: str,
-    head: ByteRange,
-    then: Callable[[bytes | None], Sequence[ByteRange]],
-) -> list[bytes | None]:
-    """:meth:`~zarrx.abc.store.Store.get_indexed` from the open file ``fd`` (closed here;
-    ``None``: the key is absent): ``head`` read and given to ``then``, then the ranges it
-    returns read, all from that one file. A file that is not a regular file is absent."""
+def serve_rounds(
+    fd: int | None, key: str, path: str, reader: RangeReader, ranges: Sequence[ByteRange]
+) -> None:
+    """:meth:`~zarrx.abc.store.Store.read_rounds` of one reader from the open file ``fd``
+    (closed here; ``None``: the key is absent), whose first round asks ``ranges``: every
+    round read from that file. A file that is not a regular file is absent."""
     if fd is None:
-        return [None] * len(then(None))
+        answer_rounds(reader, key, None, ranges)
+        return
     try:
         try:
             info = os.fstat(fd)
-            regular = stat.S_ISREG(info.st_mode)
-            first = _pread(fd, head, info.st_size, key) if regular else None
         except OSError as error:
             raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-        ranges = then(first)
-        if not regular:
-            return [None] * len(ranges)
-        try:
-            return [_pread(fd, r, info.st_size, key) for r in ranges]
-        except OSError as error:
-            raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+        if not stat.S_ISREG(info.st_mode):
+            answer_rounds(reader, key, None, ranges)
+            return
+        size = info.st_size
+
+        def fetch(asked: Sequence[ByteRange]) -> list[bytes]:
+            try:
+                return [_pread(fd, r, size, key) for r in asked]
+            except OSError as error:
+                raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
+
+        read_each_round(reader, fetch, ranges)
     finally:
         os.close(fd)
 

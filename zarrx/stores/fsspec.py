@@ -6,6 +6,11 @@ chunk reads, and :meth:`FsspecStore.get_many` issues them at once on fsspec's ev
 in flight). A byte range is one ranged GET (``Range: bytes=a-b``), a suffix (a shard's
 index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first. Ranges
 of one value that lie close together in a batch are one GET (:mod:`zarrx.stores.ranges`).
+On ``s3``, reads in rounds (a shard's index, then its inner chunks) send each round of a
+batch's readers at once, every round after the first with ``If-Match`` the ETag the first
+answered with, so a value replaced between rounds restarts its reader
+(:mod:`zarrx.stores.versioned`); elsewhere each value is read whole once and its rounds
+answered from it.
 
 - Options reach the filesystem through ``storage_options`` as in zarr-python:
   ``FsspecStore.from_url("s3://bucket/x.zarr", storage_options={"endpoint_url": ...,
@@ -43,8 +48,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zarrx import imports
-from zarrx.abc.store import ByteRange, Snapshot, Store, as_bytes
+from zarrx.abc.store import ByteRange, RangeReader, Snapshot, Store, as_bytes
 from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.stores import versioned
 from zarrx.stores.aio import gather
 from zarrx.stores.keys import (
     is_valid_key,
@@ -93,6 +99,14 @@ def _protocols(fs: Any) -> tuple[str, ...]:
     protocol = fs.protocol
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
 
+
+
+def _http_range(byte_range: ByteRange) -> str:
+    """The ``Range`` header of ``byte_range`` (a length > 0, or none)."""
+    start, length = byte_range.start, byte_range.length
+    if start < 0:
+        return f"bytes={start}"  # the last -start bytes
+    return f"bytes={start}-" if length is None else f"bytes={start}-{start + length - 1}"
 
 
 def _conflict(error: BaseException | None) -> bool:
@@ -303,6 +317,76 @@ class FsspecStore(Store):
 
     def exists(self, key: str) -> bool:
         return self._run(self._size, self._full(key)) is not None
+
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        """On ``s3``, each round of every reader at once, every round after the first with
+        ``If-Match`` the ETag the first answered with (:mod:`zarrx.stores.versioned`);
+        elsewhere the default: each value read whole once."""
+        for key, _ in reads:  # refuse a bad batch before any request
+            self._full(key)
+        if self._protocol not in _BOTOCORE:
+            super().read_rounds(reads)
+            return
+        versioned.serve(reads, self._fetch_versioned, lambda make: self._run(make),
+                        self.max_concurrency, self)
+
+    async def _fetch_versioned(self, key: str, byte_range: ByteRange, version: Any
+                               ) -> tuple[bytes | None, Any]:
+        """One range of ``key`` and the ETag of the value it came from (``version``: only
+        from that one, else :class:`~zarrx.stores.versioned.Changed`), in one GET."""
+        bucket, name, _ = self.fs.split_path(self._full(key))
+        condition = {} if version is None else {"IfMatch": version}
+        if byte_range.length == 0:
+            found = await self._head_versioned(bucket, name, key, condition)
+            return (None, None) if found is None else (b"", found[1])
+        try:
+            response = await self._async_fs._call_s3(
+                "get_object", Bucket=bucket, Key=name, Range=_http_range(byte_range),
+                **condition)
+            try:
+                data = await response["Body"].read()
+            finally:
+                response["Body"].close()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            if version is not None:
+                raise versioned.Changed from None
+            return None, None
+        except Exception as error:
+            if _conflict(error):
+                raise versioned.Changed from None
+            # A range wholly past the end, or of an empty value, is refused (416): the
+            # answer is b"" if the value (of that version) exists.
+            found = await self._head_versioned(bucket, name, key, condition)
+            if found is None:
+                if version is not None:
+                    raise versioned.Changed from None
+                return None, None
+            start, stop = resolve_byte_range(byte_range, found[0], key)
+            if start >= stop:
+                return b"", found[1]
+            raise self._error("read", key, error) from error
+        tag = response.get("ETag")
+        if version is not None and tag != version:
+            raise versioned.Changed
+        if "ContentRange" not in response:  # the whole value: the server ignored Range
+            data = data[slice(*resolve_byte_range(byte_range, len(data), key))]
+        elif byte_range.start < 0 and byte_range.length is not None:
+            data = data[: byte_range.length]
+        return bytes(data), tag
+
+    async def _head_versioned(self, bucket: str, name: str, key: str,
+                              condition: dict[str, Any]) -> tuple[int, Any] | None:
+        """The size and ETag of the value (``None``: absent), on ``condition``."""
+        try:
+            response = await self._async_fs._call_s3("head_object", Bucket=bucket, Key=name,
+                                                     **condition)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except Exception as error:
+            if _conflict(error):
+                raise versioned.Changed from None
+            raise self._error("read", key, error) from error
+        return int(response["ContentLength"]), response.get("ETag")
 
     # -- writeable --------------------------------------------------------------------
     async def _write(self, path: str, data: bytes, key: str) -> None:

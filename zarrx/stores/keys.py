@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import re
 
-from zarrx.abc.store import ByteRange
+# What a byte range asks of a value is decided beside ByteRange; stores import it from here.
+from zarrx.abc.store import resolve_byte_range, validate_byte_range
 from zarrx.errors import InvalidKeyError
+
+__all__ = [
+    "LOCK_PREFIX", "TEMP_PREFIX", "is_valid_key", "lock_name", "resolve_byte_range",
+    "validate_byte_range", "validate_key", "validate_prefix",
+]
 
 TEMP_PREFIX = ".zarrx-tmp-"
 """Reserved segment prefix: stores write temporary files under names that start with it."""
@@ -106,27 +112,3 @@ def validate_prefix(prefix: str) -> str:
 def is_valid_key(key: str) -> bool:
     """Whether ``key`` is a valid key (for filtering names found in a listing)."""
     return type(key) is str and (_PLAIN(key) is not None or (key != "" and not _BAD.search(key)))
-
-
-def validate_byte_range(byte_range: ByteRange | None, key: str) -> None:
-    """Refuse a byte range with a negative length (before any I/O)."""
-    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
-        raise InvalidKeyError(
-            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
-        )
-
-
-def resolve_byte_range(byte_range: ByteRange, size: int, key: str) -> tuple[int, int]:
-    """``(start, stop)`` offsets of ``byte_range`` in a value of ``size`` bytes.
-
-    Out-of-range requests are clipped like Python slicing. A negative ``start`` counts
-    from the end: alone it is a suffix (the last ``-start`` bytes).
-    """
-    start, length = byte_range.start, byte_range.length
-    if length is not None and length < 0:
-        raise InvalidKeyError(
-            f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
-        )
-    start = max(size + start, 0) if start < 0 else min(start, size)
-    stop = size if length is None else min(start + length, size)
-    return start, stop

@@ -16,7 +16,12 @@ leaves, ``EAGAIN`` after a concurrent rename, an error) sends the read through
 ``EPERM`` (a seccomp filter), ``EINVAL`` or ``E2BIG`` turn ``openat2`` off for the
 process. The root's descriptor is checked against the root path (device and inode, by
 one ``lstat`` per call or batch) so a root removed, renamed or replaced by a link is
-never read through a stale descriptor.
+never read through a stale descriptor (:mod:`zarrx.stores.root`; a replaced root's
+descriptor is closed once no reader uses it).
+
+Reads in rounds (:meth:`LocalStore.read_rounds`: a shard's index, then its inner chunks)
+open the key once and read every round from that descriptor with ``pread``: one version
+of the value, even if a writer renames another over the key meanwhile.
 
 Writes are atomic: the value goes to a temporary file in the target directory, named
 with :data:`~zarrx.stores.keys.TEMP_PREFIX` (never a valid key, so never listed), and is
@@ -31,10 +36,13 @@ way is durable across a crash without ``fsync``.
 Read-modify-writes are atomic against writers on other machines too (``atomic_updates =
 "lock"``): the lock of key ``a/b`` is the lock file ``a/.zarrx-lock-b.lock`` beside it, held
 with a file system lock that NFS and Lustre honour (:mod:`zarrx.stores.locks`), and removed
-when the update is done.
+when the update is done. A whole value written against such updates
+(:meth:`LocalStore.atomic_set_parts`) is written into the lock file, which is renamed over
+the key. A thread holding a lock reads in its own thread, never waiting for the I/O threads.
 
 Listings skip temporary files, lock files, names that are not valid keys, symlinked
-directories (which could form cycles) and symlinks that resolve outside the root.
+directories (which could form cycles) and symlinks that resolve outside the root
+(:mod:`zarrx.stores.tree`).
 """
 
 from __future__ import annotations
@@ -46,8 +54,7 @@ import itertools
 import os
 import stat
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zarrx._core.files import (
@@ -59,26 +66,27 @@ from zarrx._core.files import (
     read_many_beneath,
     write_beneath,
 )
-from zarrx.abc.store import ByteRange, Part, Snapshot, Splice, Store
+from zarrx.abc.store import ByteRange, Part, RangeReader, Snapshot, Splice, Store, Value
 from zarrx.errors import InvalidKeyError, StoreError
-from zarrx.runtime.executor import IO_THREADS, io_pool
-from zarrx.stores import locks, splice
+from zarrx.runtime.executor import IO_THREADS, may_wait_for_pools, on_io_threads
+from zarrx.stores import locks, splice, tree
 from zarrx.stores.file_reads import (
     ABSENT,
     READ_FLAGS,
     open_file,
-    read_indexed,
     read_open,
     read_path,
+    serve_rounds,
 )
 from zarrx.stores.keys import (
     LOCK_PREFIX,
     TEMP_PREFIX,
-    is_valid_key,
     lock_name,
+    validate_byte_range,
     validate_key,
     validate_prefix,
 )
+from zarrx.stores.root import NO_ROOT, RootDescriptor
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -92,9 +100,6 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 #: the checked path.
 use_openat2 = sys.platform.startswith("linux")
 _OPENAT2_UNSUPPORTED = frozenset({errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG})
-_ROOT_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_PATH", os.O_RDONLY) if (
-    hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
-) else 0
 _CHECK = object()  # openat2 could not decide: read through the checked path
 
 
@@ -156,12 +161,11 @@ def _name_max(root: str) -> int:
             directory = parent
 
 
-def _is_regular(path: str) -> bool:
-    """Whether ``path`` is a regular file (not a link, not a directory), with one ``lstat``."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+def _slices(items: Sequence[Any]) -> list[Sequence[Any]]:
+    """``items`` in one slice per I/O thread: one task per slice, not per item (a thousand
+    small reads are not a thousand hand-offs)."""
+    size = -(-len(items) // IO_THREADS)
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 class LocalStore(Store):
@@ -175,9 +179,7 @@ class LocalStore(Store):
         self._root = os.path.realpath(os.fspath(root))
         self._root_sep = self._root.rstrip(os.sep) + os.sep
         self._name_max = _name_max(self._root)
-        self._root_fd: tuple[int, int, int] | None = None  # (descriptor, st_dev, st_ino)
-        self._retired_fds: builtins.list[int] = []  # may still be in use by a reader
-        self._fd_lock = threading.Lock()
+        self._root_fd = RootDescriptor(self._root)
 
     @property
     def root(self) -> Path:
@@ -249,47 +251,25 @@ class LocalStore(Store):
             next_sep = path.find(os.sep, end + 1)
             end = len(path) if next_sep < 0 else next_sep
 
-    def _beneath_fd(self) -> int | None:
-        """A descriptor of the root for ``openat2``, proven to be the root's directory
-        now (the same device and inode as the root path, which is no link); ``None``
-        when reads must take the checked path."""
-        if not use_openat2:
-            return None
-        try:
-            info = os.lstat(self._root)
-        except OSError:
-            return None  # no root (yet): nothing to read below it either
-        held = self._root_fd
-        if held is not None and held[1] == info.st_dev and held[2] == info.st_ino:
-            return held[0]
-        with self._fd_lock:
-            try:
-                fd = os.open(self._root, _ROOT_FLAGS)  # O_NOFOLLOW: never through a link
-            except OSError:
-                return None
-            opened = os.fstat(fd)
-            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
-                os.close(fd)  # replaced meanwhile
-                return None
-            if self._root_fd is not None:
-                # Another thread may be reading through it: closed with the store.
-                self._retired_fds.append(self._root_fd[0])
-            self._root_fd = (fd, opened.st_dev, opened.st_ino)
-            return fd
+    def _beneath_fd(self) -> contextlib.AbstractContextManager[Any]:
+        """A ``with`` block that gets a descriptor of the root for ``openat2``, proven to
+        be the root's directory now and kept open until the block ends; ``None`` when
+        reads must take the checked path."""
+        return self._root_fd.use() if use_openat2 else NO_ROOT
 
     def __del__(self) -> None:
-        held = getattr(self, "_root_fd", None)
-        for fd in [*getattr(self, "_retired_fds", ()), *([held[0]] if held else [])]:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        root = getattr(self, "_root_fd", None)
+        if root is not None:
+            root.close()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.update(_root_fd=None, _retired_fds=[], _fd_lock=None)  # descriptors stay here
+        state.pop("_root_fd")  # descriptors stay in this process
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _fd_lock=threading.Lock())
+        self.__dict__.update(state)
+        self._root_fd = RootDescriptor(self._root)
 
     def _read_key(
         self, dirfd: int | None, key: str, byte_range: ByteRange | None
@@ -305,43 +285,59 @@ class LocalStore(Store):
     # -- readable -----------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         validate_key(key)  # refused before any I/O
-        return self._read_key(self._beneath_fd(), key, byte_range)
+        with self._beneath_fd() as dirfd:
+            return self._read_key(dirfd, key, byte_range)
 
-    def get_indexed(
-        self, key: str, head: ByteRange, then: Callable[[bytes | None], Sequence[ByteRange]]
-    ) -> list[bytes | None]:
-        """:meth:`Store.get_indexed` with one open of the file: the head and the ranges
-        ``then`` asks for are read from it (one version of the value, even if a writer
-        renames another over the key meanwhile)."""
-        validate_key(key)  # refused before any I/O
-        dirfd = self._beneath_fd()
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        """:meth:`~zarrx.abc.store.Store.read_rounds`: each key opened once (as
+        :meth:`get` opens it) and every round of its reader read from that descriptor
+        (``pread``), so from one version of the value. Several keys are read on the I/O
+        threads, unless the caller holds a key's lock (then in the caller, in turn)."""
+        reads = list(reads)
+        for key, _ in reads:
+            validate_key(key)  # every key refused before any read
+        with self._beneath_fd() as dirfd:
+
+            def serve(part: Sequence[tuple[str, RangeReader]]) -> None:
+                for key, reader in part:
+                    self._read_rounds(dirfd, key, reader)
+
+            if len(reads) < 2 or not may_wait_for_pools():
+                serve(reads)
+                return
+            on_io_threads(serve, _slices(reads))
+
+    def _read_rounds(self, dirfd: int | None, key: str, reader: RangeReader) -> None:
+        ranges = reader.ranges()
+        if not ranges:
+            return
+        for byte_range in ranges:
+            validate_byte_range(byte_range, key)
         fd: Any = _CHECK if dirfd is None else _beneath(dirfd, key, True)
         path = key
         if fd is _CHECK:
             path = self._path(key)
             fd = open_file(path, key)
-        return read_indexed(fd, key, path, head, then)
+        serve_rounds(fd, key, path, reader, ranges)
 
     def get_many(self, requests: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
         """Reads run concurrently when there are several (file reads release the GIL)."""
         for key, _ in requests:
             validate_key(key)  # every key refused before any read
-        dirfd = self._beneath_fd()
+        with self._beneath_fd() as dirfd:
 
-        def read_part(part: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
-            if dirfd is None or any(r is not None for _, r in part):
-                return [self._read_key(dirfd, key, r) for key, r in part]
-            # Whole files, 64 a call without the GIL; one it cannot settle is read alone.
-            found = read_many_beneath(dirfd, [os.fsencode(key) for key, _ in part])
-            return [self._read_key(dirfd, key, None) if isinstance(value, int) else value
-                    for (key, _), value in zip(part, found)]
+            def read_part(part: Sequence[tuple[str, ByteRange | None]]) -> list[bytes | None]:
+                if dirfd is None or any(r is not None for _, r in part):
+                    return [self._read_key(dirfd, key, r) for key, r in part]
+                # Whole files, 64 a call without the GIL; one it cannot settle is read alone.
+                found = read_many_beneath(dirfd, [os.fsencode(key) for key, _ in part])
+                return [self._read_key(dirfd, key, None) if isinstance(value, int) else value
+                        for (key, _), value in zip(part, found)]
 
-        if len(requests) < _MIN_CONCURRENT_READS:
-            return read_part(requests)
-        # One task per slice, not per key: a thousand small reads are not a thousand hand-offs.
-        size = -(-len(requests) // IO_THREADS)
-        slices = [requests[i:i + size] for i in range(0, len(requests), size)]
-        return [value for part in io_pool().map(read_part, slices) for value in part]
+            if len(requests) < _MIN_CONCURRENT_READS or not may_wait_for_pools():
+                return read_part(requests)
+            return [value for part in on_io_threads(read_part, _slices(requests))
+                    for value in part]
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
@@ -382,9 +378,9 @@ class LocalStore(Store):
         atomically: a temporary file beside it, renamed over it."""
         if len(key) > self._name_max // 4:  # else no name in it can be too long
             self.check_keys((key,))
-        dirfd = self._beneath_fd()
-        if dirfd is not None and self._set_beneath(dirfd, key, data):
-            return
+        with self._beneath_fd() as dirfd:
+            if dirfd is not None and self._set_beneath(dirfd, key, data):
+                return
         path = self._path(key)
         directory = os.path.dirname(path)
         try:
@@ -469,24 +465,64 @@ class LocalStore(Store):
     # -- atomic updates -----------------------------------------------------------------
     atomic_updates = "lock" if locks.AVAILABLE else None
 
+    def _lock_file(self, key: str) -> tuple[str, str]:
+        """The file of ``key`` and its lock file, both proven to lie inside the root."""
+        path = self._path(key)  # the fence: the key's file lies inside the root...
+        directory, name = os.path.split(path)
+        # ...so does its lock file: the same directory, a name without a separator.
+        return path, os.path.join(directory, lock_name(name, self._name_max))
+
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
         """Hold the lock file beside ``key`` (``dir/.zarrx-lock-name.lock``) for the block: it
         excludes every other writer of the key, on this machine or another one sharing the
         file system. The lock file is removed afterwards, and so is the key's directory
         when the update left it empty."""
-        path = self._path(key)  # the fence: the key's file lies inside the root...
+        path, lock_file = self._lock_file(key)
         self._check_writable(key)
-        directory, name = os.path.split(path)
         if not locks.AVAILABLE:
             yield
             return
-        # ...so does its lock file: the same directory, a name without a separator.
-        lock_file = os.path.join(directory, lock_name(name, self._name_max))
         with locks.hold_file_lock(lock_file, repr(key)) as made_directory:
             yield
         if made_directory or not os.path.lexists(path):  # the update left no key there
-            self._prune(directory)  # only ever removes empty directories
+            self._prune(os.path.dirname(path))  # only ever removes empty directories
+
+    def atomic_set_parts(self, key: str, parts: Sequence[Value] | None) -> None:
+        """:meth:`~zarrx.abc.store.Store.atomic_set_parts` under the key's lock: the
+        parts are written (``writev``) into the lock file itself, which is renamed over the
+        key (:meth:`~zarrx.stores.locks.LockFile.move_to`): one file made, nothing of the
+        current value read. ``None`` erases the key under the lock."""
+        if self.atomic_updates != "lock" or parts is None:
+            super().atomic_set_parts(key, parts)
+            return
+        self._check_writable(key)
+        self.check_keys((key,))
+        views = [part if type(part) is bytes else splice.byte_view(part) for part in parts]
+        path, lock_file = self._lock_file(key)
+        with locks.hold_lock_file(lock_file, repr(key)) as held:
+            self._fill(held, key, path, lambda fd: splice.write_run(fd, views),
+                       sum(map(len, views)))
+
+    def _fill(self, held: locks.LockFile, key: str, path: str, write: Any,
+              size: int) -> None:
+        """Write the new value of ``key`` into the held lock file (``write(fd)``, ``size``
+        bytes) and rename it over the key's ``path``. A large file it replaces is freed
+        after the update (:func:`splice.hold`)."""
+        old = None
+        try:
+            if os.fstat(held.fd).st_size:  # left by a writer killed meanwhile
+                os.ftruncate(held.fd, 0)
+            write(held.fd)
+            if size >= splice.CLOSE_LATER and use_openat2:
+                with self._beneath_fd() as dirfd:
+                    old = None if dirfd is None else splice.hold(dirfd, key)
+            held.move_to(path)
+        except OSError as error:
+            raise StoreError(f"cannot write key {key!r} to {path!r}: {error}") from error
+        finally:
+            if old is not None:
+                splice.close_later(*old)
 
     def atomic_splice(
         self, key: str, build: Splice, snapshot: Snapshot | None = None
@@ -501,10 +537,7 @@ class LocalStore(Store):
             return super().atomic_splice(key, build, snapshot)
         self._check_writable(key)
         self.check_keys((key,))
-        path = self._path(key)  # the fence: the key's file lies inside the root...
-        directory, name = os.path.split(path)
-        # ...so does its lock file: the same directory, a name without a separator.
-        lock_file = os.path.join(directory, lock_name(name, self._name_max))
+        path, lock_file = self._lock_file(key)
         with locks.hold_lock_file(lock_file, repr(key)) as held:
             try:
                 fd = os.open(path, READ_FLAGS)  # O_NONBLOCK: a planted FIFO does not hang
@@ -523,14 +556,8 @@ class LocalStore(Store):
                     if fd is not None:
                         self.erase(key)
                 else:
-                    try:
-                        if os.fstat(held.fd).st_size:  # left by a writer killed meanwhile
-                            os.ftruncate(held.fd, 0)
-                        splice.write_parts(held.fd, parts, current)
-                        held.move_to(path)
-                    except OSError as error:
-                        raise StoreError(
-                            f"cannot write key {key!r} to {path!r}: {error}") from error
+                    self._fill(held, key, path,
+                               lambda out: splice.write_parts(out, parts, current), 0)
                 if fd is not None:  # the file replaced or erased: see zarrx.stores.splice
                     splice.close_later(fd, 0 if current is None else current.size)
                     fd = None
@@ -538,7 +565,7 @@ class LocalStore(Store):
                 if fd is not None:
                     os.close(fd)
         if held.made_directory or parts is None:  # the splice may have left no key there
-            self._prune(directory)  # only ever removes empty directories
+            self._prune(os.path.dirname(path))  # only ever removes empty directories
         return parts
 
     def clean_leftovers(self) -> list[str]:
@@ -605,87 +632,19 @@ class LocalStore(Store):
                 return
             directory = os.path.dirname(directory)
 
-    # -- listable -----------------------------------------------------------------
-    def _listable(self, entry: os.DirEntry[str]) -> str | None:
-        """``"file"``, ``"dir"`` or ``None`` (skipped) for one directory entry."""
-        if not is_valid_key(entry.name):  # also skips temporary files
-            return None
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                return "dir"
-            if entry.is_file(follow_symlinks=False):
-                return "file"
-            if entry.is_symlink() and self._inside(os.path.realpath(entry.path)):
-                return "file" if entry.is_file() else None  # no cycles through linked dirs
-        except OSError:
-            pass
-        return None
-
-    def _walk(self, directory: str, prefix: str) -> Iterator[str]:
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return
-        for entry in entries:
-            kind = self._listable(entry)
-            if kind == "file":
-                yield prefix + entry.name
-            elif kind == "dir":
-                yield from self._walk(entry.path, prefix + entry.name + "/")
-
+    # -- listable: zarrx.stores.tree ---------------------------------------------------
     def _directory(self, prefix: str) -> str:
         validate_prefix(prefix)
         return self._root if prefix == "" else self._path(prefix[:-1])
 
     def list(self) -> list[str]:
-        return sorted(self._walk(self._root, ""))
+        return sorted(tree.walk(self._root, "", self._inside))
 
     def list_prefix(self, prefix: str) -> builtins.list[str]:
-        return sorted(self._walk(self._directory(prefix), prefix))
+        return sorted(tree.walk(self._directory(prefix), prefix, self._inside))
 
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
-        directory = self._directory(prefix)
-        keys: list[str] = []
-        prefixes: list[str] = []
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return keys, prefixes
-        probe: str | None = None  # a key name the last child held directly
-        for entry in entries:
-            kind = self._listable(entry)
-            if kind == "file":
-                keys.append(prefix + entry.name)
-            elif kind == "dir":  # a prefix only if a key lies below
-                if probe is not None and _is_regular(entry.path + os.sep + probe):
-                    prefixes.append(prefix + entry.name + "/")  # siblings alike: one lstat
-                    continue
-                found = self._holds_key(entry.path)
-                if found:
-                    prefixes.append(prefix + entry.name + "/")
-                    if isinstance(found, str):
-                        probe = found
-        return sorted(keys), sorted(prefixes)
-
-    def _holds_key(self, directory: str) -> str | bool:
-        """The name of a key directly in ``directory``, else whether a key lies deeper
-        (the members of a group each hold their document: the next sibling is probed
-        for that name with one ``lstat`` instead of being listed)."""
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return False
-        below = []
-        for entry in entries:
-            kind = self._listable(entry)
-            if kind == "file" and not entry.is_symlink():
-                return entry.name
-            if kind is not None:
-                below.append(entry)
-        for entry in below:
-            if entry.is_symlink() or next(self._walk(entry.path, ""), None) is not None:
-                return True  # a linked file (listable, checked above), or a key below
-        return False
+        return tree.list_dir(self._directory(prefix), prefix, self._inside)
 
     # -- identity -------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -9,6 +9,9 @@
   file, so threads exclude each other as processes do, and the kernel releases it when its
   holder dies, even by ``SIGKILL``: a dead writer never blocks the others.
 
+Every lock taken here is counted as a key lock its thread holds while it is held
+(:func:`~zarrx.runtime.executor.key_lock_held`): such a thread never waits for a pool.
+
 A lock file is removed by the writer that holds it, when its update is done, so none is
 left behind by finished writers. A writer that waited on a file its holder has since
 removed (or that a killed writer left) finds out after it got the lock — the name no
@@ -29,6 +32,7 @@ import time
 from collections.abc import Iterator
 
 from zarrx.errors import StoreError
+from zarrx.runtime.executor import key_lock_held
 
 _log = logging.getLogger(__name__)
 
@@ -61,7 +65,7 @@ class KeyLocks:
             lock, users = self._locks.get(key) or (threading.Lock(), 0)
             self._locks[key] = (lock, users + 1)
         try:
-            with lock:
+            with lock, key_lock_held():
                 yield
         finally:
             with self._guard:
@@ -137,7 +141,8 @@ def hold_file_lock(path: str, what: str) -> Iterator[bool]:
     except OSError as error:
         raise StoreError(f"cannot lock {what} (lock file {path!r}): {error}") from error
     try:
-        yield bool(made)
+        with key_lock_held():
+            yield bool(made)
     finally:
         try:
             os.unlink(path)  # we hold the file the name leads to: the name is ours to remove
@@ -178,7 +183,8 @@ def hold_lock_file(path: str, what: str) -> Iterator[LockFile]:
         raise StoreError(f"cannot lock {what} (lock file {path!r}): {error}") from error
     held = LockFile(fd, path, bool(made))
     try:
-        yield held
+        with key_lock_held():
+            yield held
     finally:
         try:
             if not held.moved:  # once moved, the name may be another writer's lock file

@@ -11,6 +11,10 @@ use obstore.
   request, at most ``max_concurrency`` in flight; ranges of one value that lie close
   together are coalesced into one request first (:mod:`zarrx.stores.ranges`).
 - A byte range is one ranged GET, a suffix (a shard's index) one ``Range: bytes=-n``.
+- Reads in rounds (a shard's index, then its inner chunks) send each round of a batch's
+  readers at once; the first round's answers carry the value's ETag, and every later round
+  asks for that ETag (``if_match``): a value replaced between rounds restarts its reader
+  (:mod:`zarrx.stores.versioned`).
 - ``list_dir`` is one delimiter listing (``list_with_delimiter``); ``list_prefix`` one
   recursive listing.
 - Read-modify-writes are atomic where the backend writes on condition
@@ -39,9 +43,9 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Snapshot, Store, as_bytes
+from zarrx.abc.store import ByteRange, RangeReader, Snapshot, Store, as_bytes
 from zarrx.errors import StoreError
-from zarrx.stores import aio
+from zarrx.stores import aio, versioned
 from zarrx.stores.directories import prune_empty_directories
 from zarrx.stores.keys import (
     is_valid_key,
@@ -210,6 +214,67 @@ class ObstoreStore(Store):
     def exists(self, key: str) -> bool:
         validate_key(key)
         return aio.run(self._size(key)) is not None
+
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        """Each round of every reader at once, every round after the first on condition
+        that the value is still the version (ETag) the first answered from
+        (:mod:`zarrx.stores.versioned`)."""
+        for key, _ in reads:  # refuse a bad batch before any request
+            validate_key(key)
+        versioned.serve(reads, self._fetch_versioned, lambda make: aio.run(make()),
+                        self.max_concurrency, self)
+
+    async def _fetch_versioned(self, key: str, byte_range: ByteRange, version: Any
+                               ) -> tuple[bytes | None, Any]:
+        """One range of ``key`` and the ETag of the value it came from (``version``: only
+        from that one, else :class:`~zarrx.stores.versioned.Changed`)."""
+        obs = self._obs
+        condition = {} if version is None else {"if_match": version}
+        if byte_range.length == 0:
+            found = await self._head_versioned(key, condition)
+            return (None, None) if found is None else (b"", found[1])
+        try:
+            result = await obs.get_async(
+                self.store, key, options={"range": _request_range(byte_range), **condition})
+            data = bytes(await result.bytes_async())
+        except obs.exceptions.PreconditionError:
+            raise versioned.Changed from None
+        except Exception as error:
+            if _absent(error):
+                if version is not None:
+                    raise versioned.Changed from None
+                return None, None
+            # A range wholly past the end, or any range of an empty value, is refused by
+            # the server (416): the answer is b"" if the value (of that version) exists.
+            found = await self._head_versioned(key, condition)
+            if found is None:
+                if version is not None:
+                    raise versioned.Changed from None
+                return None, None
+            start, stop = resolve_byte_range(byte_range, found[0], key)
+            if start >= stop:
+                return b"", found[1]
+            raise self._error("read", key, error) from error
+        tag = result.meta["e_tag"]
+        if version is not None and tag != version:
+            raise versioned.Changed
+        if byte_range.start < 0 and byte_range.length is not None:
+            data = data[: byte_range.length]
+        return data, tag
+
+    async def _head_versioned(self, key: str, condition: dict[str, Any]
+                              ) -> tuple[int, Any] | None:
+        """The size and ETag of ``key`` (``None``: absent), on ``condition``."""
+        try:
+            result = await self._obs.get_async(self.store, key,
+                                               options={"head": True, **condition})
+        except self._obs.exceptions.PreconditionError:
+            raise versioned.Changed from None
+        except Exception as error:
+            if _absent(error):
+                return None
+            raise self._error("read", key, error) from error
+        return int(result.meta["size"]), result.meta["e_tag"]
 
     # -- writeable --------------------------------------------------------------------
     async def _write(self, key: str, data: bytes, mode: Any = None) -> Any:

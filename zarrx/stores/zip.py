@@ -9,7 +9,9 @@ Reads use the central directory, read once at open: ``list``/``list_dir`` never 
 file, and a member stored without compression (the default: chunks are compressed already)
 is read with ``os.pread`` at its offset, so a byte range (a shard's index, an inner
 chunk) reads only those bytes and concurrent reads do not wait for each other. Whole
-members are checked against their CRC-32.
+members are checked against their CRC-32. Reads in rounds (:meth:`ZipStore.read_rounds`)
+take a key's entry once and read every round from it: a member once written is never
+changed (a new value is a new member), so every round sees one version.
 
 Writes are buffered: values go to a temporary archive beside the target (named with
 :data:`~zarrx.stores.keys.TEMP_PREFIX`), and :meth:`ZipStore.close` writes the final
@@ -41,7 +43,14 @@ import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from zarrx.abc.store import ByteRange, Store, as_bytes
+from zarrx.abc.store import (
+    ByteRange,
+    RangeReader,
+    Store,
+    answer_rounds,
+    as_bytes,
+    read_each_round,
+)
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError, StoreNotFoundError
 from zarrx.stores.keys import (
     TEMP_PREFIX,
@@ -385,6 +394,23 @@ class ZipStore(Store):
         for key, _ in requests:  # refuse a bad batch before reading any of it
             validate_key(key)
         return [self.get(key, byte_range) for key, byte_range in requests]
+
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        """:meth:`~zarrx.abc.store.Store.read_rounds`: each key's entry taken once (kept
+        readable while its reader is served) and every round read from that member."""
+        for key, _ in reads:  # refuse a bad batch before reading any of it
+            validate_key(key)
+        archive = self._archive
+        for key, reader in reads:
+            ranges = reader.ranges()
+            if not ranges:
+                continue
+            with archive.reading(key) as entry:
+                if entry is None:
+                    answer_rounds(reader, key, None, ranges)
+                else:
+                    read_each_round(reader, lambda asked, entry=entry, key=key: [
+                        archive.read(entry, r, key) for r in asked], ranges)
 
     def exists(self, key: str) -> bool:
         validate_key(key)

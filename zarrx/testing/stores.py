@@ -24,9 +24,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zarrx.abc.store import ByteRange, Snapshot, Store
+from zarrx.abc.store import ByteRange, RangeReader, Snapshot, Store, Value
 from zarrx.errors import InvalidKeyError, ReadOnlyError
 from zarrx.stores.keys import LOCK_PREFIX, TEMP_PREFIX
+from zarrx.testing.rounds import RANGES, VALUE, RoundTests, expected
 from zarrx.testing.splices import SpliceTests
 
 # -- key strategies -------------------------------------------------------------------
@@ -98,24 +99,7 @@ BAD_KEYS = [
 ]
 BAD_PREFIXES = ["/", "a", "a//", "/a/", "../", "a/../", "./", "a\\b/", "C:/", "a\x00/"]
 
-_VALUE = bytes(range(256)) * 4  # 1 KiB, every byte value
-
-_RANGES = [
-    (0, None),
-    (10, None),
-    (10, 5),
-    (0, 0),
-    (1020, 10),
-    (1024, None),
-    (2000, None),
-    (2000, 5),
-    (-10, None),
-    (-1024, None),
-    (-5000, None),
-    (-10, 4),
-    (-10, 50),
-    (0, 5000),
-]
+_VALUE, _RANGES = VALUE, RANGES
 
 _hypothesis = settings(
     max_examples=40,
@@ -153,9 +137,10 @@ class CountingStore(Store):
         return out
 
     def keys_read(self) -> int:
-        """Keys read by ``get`` and ``get_many`` together (one per requested key)."""
-        return sum(len(arg) if method == "get_many" else 1
-                   for method, arg in self.calls if method in ("get", "get_many"))
+        """Keys read by ``get``, ``get_many`` and ``read_rounds`` together (one per
+        requested key or reader)."""
+        return sum(len(arg) if method in ("get_many", "read_rounds") else 1
+                   for method, arg in self.calls if method in ("get", "get_many", "read_rounds"))
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         self.calls.append(("get", key))
@@ -166,9 +151,18 @@ class CountingStore(Store):
         self.calls.append(("get_many", [key for key, _ in requests]))
         return self.inner.get_many(requests)
 
+    def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        reads = list(reads)
+        self.calls.append(("read_rounds", [key for key, _ in reads]))
+        self.inner.read_rounds(reads)
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         self.calls.append(("set", key))
         self.inner.set(key, value)
+
+    def atomic_set_parts(self, key: str, parts: Sequence[Value] | None) -> None:
+        self.calls.append(("atomic_set_parts", key))
+        self.inner.atomic_set_parts(key, parts)
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         items = list(items)
@@ -214,11 +208,7 @@ class CountingStore(Store):
         return f"CountingStore({self.inner!r})"
 
 
-def _expected(value: bytes, start: int, length: int | None) -> bytes:
-    """The reference semantics of a byte range: Python slicing, suffix for negative start."""
-    begin = max(len(value) + start, 0) if start < 0 else start
-    part = value[begin:]
-    return part if length is None else part[:length]
+_expected = expected
 
 
 def _fill(store: Store, keys: list[str]) -> None:
@@ -226,7 +216,7 @@ def _fill(store: Store, keys: list[str]) -> None:
         store.set(key, key.encode())
 
 
-class StoreTests(SpliceTests):
+class StoreTests(SpliceTests, RoundTests):
     """The contract of :class:`zarrx.abc.store.Store`, for subclasses to run."""
 
     @pytest.fixture
