@@ -42,6 +42,12 @@ if TYPE_CHECKING:
     from zarrx.runtime.plan import ChunkBatch
 
 _EMPTY = np.uint64(2**64 - 1)
+_EMPTY_INT = 2**64 - 1
+# One inner chunk (a small read): its entry's arrays, shared (never written).
+_ONE_STORED = np.zeros(1, np.int64)
+_ONE_ABSENT = (np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(0, np.int64))
+for _shared in (_ONE_STORED, *_ONE_ABSENT):
+    _shared.flags.writeable = False
 
 
 class ShardChunks(ChunkSource):
@@ -55,18 +61,33 @@ class ShardChunks(ChunkSource):
         self._shard = np.asarray(layout.spec.shape, dtype=np.int64)
         self._inner = np.asarray(layout.chunk_shape, dtype=np.int64)
         self._shape = shape
+        self._per = tuple(layout.chunks_per_shard)
+        self._shard_shape = tuple(layout.spec.shape)
+        self._chunk_shape = tuple(layout.chunk_shape)
+        self._array_shape = tuple(cs.meta.shape)
 
     def held(self, coords: np.ndarray) -> np.ndarray:
         """How many inner chunks each shard at ``coords`` (rows) has inside the array."""
+        if len(coords) == 1:  # (a small read: Python integers cost less than NumPy calls)
+            n = 1
+            for c, s, k, m in zip(coords[0].tolist(), self._shard_shape, self._chunk_shape,
+                                  self._array_shape):
+                n *= -(-min(s, m - c * s) // k)
+            return np.array([n], dtype=np.int64)
         extent = np.minimum(self._shard, self._shape - coords * self._shard)
         return np.prod(-(-extent // self._inner), axis=1)
 
     def flat(self, coords: np.ndarray) -> np.ndarray:
         """The positions in their shards' index (C order) of the inner chunks at ``coords``."""
+        if len(coords) == 1:
+            at = 0
+            for c, n in zip(coords[0].tolist(), self._per):
+                at = at * n + c % n
+            return np.array([at], dtype=np.int64)
         local = coords % self.per
         if not len(local):
             return np.zeros(0, np.int64)
-        return np.ravel_multi_index(tuple(local.T), tuple(self.per.tolist())).astype(np.int64)
+        return np.ravel_multi_index(tuple(local.T), self._per).astype(np.int64)
 
     def reads(self, batch: ChunkBatch, chains: list[PreparedChain]) -> Reads:
         return _ShardReads(self, batch)
@@ -94,16 +115,14 @@ class _ShardReads(Reads):
         self.bounds = self._bounds = batch.units
         self.keys = source.cs.keys(batch.unit_coords)
         bounds = batch.units.tolist()
-        counts = np.diff(batch.units)
-        held = source.held(batch.unit_coords)
-        # A shard whose inner chunks the batch needs most of is read whole: one read
-        # instead of its index and then its ranges.
-        whole = (counts == held) | ((counts >= 16) & (2 * counts >= held))
+        counts = [b - a for a, b in zip(bounds, bounds[1:])]
+        held = source.held(batch.unit_coords).tolist()
         flat = source.flat(batch.coords)
         gap = COALESCE_GAP if self.store.batched_reads else 0
         self.reads = [
-            ShardRead(source, key, bounds[u], flat[bounds[u]:bounds[u + 1]], bool(w), gap)
-            for u, (key, w) in enumerate(zip(self.keys, whole.tolist()))
+            ShardRead(source, key, bounds[u], flat[bounds[u]:bounds[u + 1]],
+                      _read_whole(counts[u], held[u]), gap)
+            for u, key in enumerate(self.keys)
         ]
 
     def fetch_all(self) -> Fetched:
@@ -122,6 +141,13 @@ class _ShardReads(Reads):
         local = tuple((self._coords[i] % self.source.per).tolist())
         return type(e)(f"{self.node}: chunk {self.key(i)!r} could not be decoded: inner "
                        f"chunk {local}: {e}")
+
+
+def _read_whole(needed: int, held: int) -> bool:
+    """Whether a shard whose ``needed`` of ``held`` inner chunks a batch reads is read
+    whole: one read instead of its index and then its ranges, for at most twice the
+    bytes (all of them, or at least half of many)."""
+    return needed == held or (needed >= 16 and 2 * needed >= held)
 
 
 class ShardRead:
@@ -168,6 +194,9 @@ class ShardRead:
                     value, None)
             except CodecError as e:
                 raise self.source.named(self.key, e) from None
+            if n == 1 and not self.whole:  # (a small read: Python integers)
+                self._entries = self._entry_of(index)
+                return
             offsets, sizes = self._entries_of(index)
             if self.whole:
                 self._fetched = Fetched(self.lo, [value], np.zeros(n, np.int64), offsets,
@@ -178,6 +207,17 @@ class ShardRead:
         self._round = 2
         assert self._entries is not None
         self._receive_ranges(values)
+
+    def _entry_of(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_entries_of` of one inner chunk, and which of them is stored."""
+        offset, size = index.reshape(-1, 2)[int(self.flat[0])].tolist()
+        if offset == _EMPTY_INT:
+            return _ONE_ABSENT
+        if offset >= 2**62 or size >= 2**62:
+            raise self.source.named(
+                self.key, f"shard index entry {self._coords(0)} (offset {offset}, {size} "
+                "bytes) is not a valid byte range")
+        return np.array([offset], np.int64), np.array([size], np.int64), _ONE_STORED
 
     def _entries_of(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The inner chunks' ``(offsets, sizes)`` from the index (-1: not stored)."""
@@ -207,6 +247,10 @@ class ShardRead:
         offsets, sizes, stored = self._entries
         if not len(stored):
             return []
+        if len(offsets) == 1:
+            self._order, self._group = _ONE_STORED, _ONE_STORED
+            self._range_starts = offsets
+            return [ByteRange(int(offsets[0]), int(sizes[0]))]
         order = stored[np.argsort(offsets[stored], kind="stable")]
         starts = offsets[order]
         ends = starts + sizes[order]
@@ -237,6 +281,9 @@ class ShardRead:
                     self.key, f"inner chunk {self._coords(i)} is truncated: bytes "
                     f"{r.start}-{r.start + (r.length or 0)} of the shard were asked for, "
                     f"{got} came back")
+        if n == 1:
+            self._fetched = Fetched(self.lo, list(values), _ONE_STORED, _ONE_STORED, sizes)
+            return
         which = np.zeros(n, np.int64)
         rel = offsets.copy()
         which[self._order] = self._group

@@ -265,6 +265,11 @@ def by_tiles(batch: ChunkBatch, tiles: tuple[int, ...]) -> ChunkBatch:
     """``batch`` (any order) with its chunks reordered tile by tile, tiles in C order and
     each tile's chunks in C order, and its :attr:`~ChunkBatch.units` set."""
     n = len(batch)
+    if n == 1:  # (a small read: no sorting)
+        batch.units = np.array([0, 1], dtype=np.int64)
+        batch.unit_coords = np.array(
+            [[c // t for c, t in zip(batch.coords[0].tolist(), tiles)]], dtype=np.int64)
+        return batch
     per = np.asarray(tiles, dtype=np.int64)
     tile, local = np.divmod(batch.coords, per) if n else (batch.coords, batch.coords)
     keys = [local[:, d] for d in reversed(range(local.shape[1]))]
