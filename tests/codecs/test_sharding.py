@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from tests.engine._rounds import RoundsRecording
 from zarrx.abc.store import ByteRange
 from zarrx.errors import ChecksumError, CodecError, MetadataError
 from zarrx.storage import MemoryStore
@@ -61,18 +62,17 @@ def test_round_trip_and_layout(location):
 
 
 def test_partial_read_fetches_index_and_needed_chunks_only():
-    store = CountingStore()
+    store = RoundsRecording()
     a = _sharded(store, compressors=None)
     a[...] = np.arange(1200, dtype="int32").reshape(40, 30)
-    store.requests.clear()
+    store.clear()
     assert a[7, 8] == 7 * 30 + 8
-    ranges = [r for k, r in store.requests if k == "c/0/0"]
-    assert len(ranges) == 2
-    assert ranges[0] == ByteRange(-(12 * 16 + 4))  # the index, from the end
-    assert ranges[1].length == 5 * 5 * 4  # one uncompressed inner chunk
-    store.requests.clear()
+    (index,), (inner,) = store.rounds
+    assert index == ("c/0/0", ByteRange(-(12 * 16 + 4)))  # the index, from the end
+    assert inner[1].length == 5 * 5 * 4  # one uncompressed inner chunk
+    store.clear()
     np.testing.assert_array_equal(a[:20, :15], np.arange(1200).reshape(40, 30)[:20, :15])
-    assert store.requests == [("c/0/0", None)]  # a whole shard is one plain read
+    assert store.rounds == [[("c/0/0", ByteRange(0))]]  # a whole shard is one plain read
 
 
 def test_empty_shard_is_not_written_and_reads_fill():
@@ -156,36 +156,26 @@ def test_index_pointing_outside_the_shard(filled):
         a[5, 0]  # inner chunk (1, 0) is entry 3: its ranged read comes back short
 
 
-def _threads_of_inner_chunks(monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    """Record which threads decode inner chunks."""
+def test_one_big_shard_uses_the_thread_pool(monkeypatch: pytest.MonkeyPatch):
+    """A single shard is all the work there is: its inner chunks are placed by the pool's
+    threads, a slice each, where a lone chunk task would place them all in turn."""
     import threading
 
-    import zarrx.codecs.sharding as sharding
-    import zarrx.engine.shards as engine
+    import zarrx.engine.read as engine
 
+    a = zarrx.create_array(MemoryStore(), shape=(256, 256), chunks=(64, 64),
+                           shards=(256, 256), dtype="int32", compressors=[{"name": "blosc"}])
+    values = np.arange(256 * 256, dtype="int32").reshape(256, 256)
     seen: set[str] = set()
+    real = engine._place
 
-    def spy(real):
-        def decode(*args, **kwargs):
-            seen.add(threading.current_thread().name)
-            return real(*args, **kwargs)
-        return decode
+    def spy(*args, **kwargs):
+        seen.add(threading.current_thread().name)
+        real(*args, **kwargs)
 
-    # one inner chunk at a time, or a shard's inner chunks read whole, a slice at a time
-    monkeypatch.setattr(sharding, "place", spy(sharding.place))
-    monkeypatch.setattr(engine, "place_each", spy(engine.place_each))
-    return seen
-
-
-def test_one_big_shard_uses_the_thread_pool(monkeypatch: pytest.MonkeyPatch):
-    """A single shard is all the work there is: its inner chunks go to the pool, where a
-    lone chunk task would otherwise decode them one by one in the calling thread."""
-    a = zarrx.create_array(MemoryStore(), shape=(64, 64), chunks=(8, 8), shards=(64, 64),
-                           dtype="int32", compressors=[{"name": "blosc"}])
-    values = np.arange(64 * 64, dtype="int32").reshape(64, 64)
     with zarrx.config.set(threads=2):
         a[...] = values
-        seen = _threads_of_inner_chunks(monkeypatch)
+        monkeypatch.setattr(engine, "_place", spy)
         np.testing.assert_array_equal(a[...], values)
     assert seen
     assert all(name.startswith("zarrx_") for name in seen), seen
@@ -220,17 +210,29 @@ def test_a_store_returning_too_few_ranges_is_a_truncation_error():
     """A faulty store that answers fewer byte ranges than asked is a CodecError, not a
     stray IndexError or a silent fill value."""
 
-    class Short(MemoryStore):
-        def get_many(self, requests):
-            values = super().get_many(requests)
-            ranged = all(r is not None and r.start >= 0 for _, r in requests)
-            return values[:-1] if ranged else values  # the indexes, then too few
+    class Short(RoundsRecording):
+        def read_rounds(self, reads):
+            class Cut:
+                def __init__(self, reader):
+                    self.reader = reader
+
+                def ranges(self):
+                    return self.reader.ranges()
+
+                def receive(self, values):
+                    ranged = all(v is not None for v in values) and len(values) > 1
+                    self.reader.receive(values[:-1] if ranged else values)
+
+                def restart(self):
+                    self.reader.restart()
+
+            super().read_rounds([(k, Cut(r)) for k, r in reads])
 
     store = Short()
-    a = zarrx.create_array(store, shape=(8, 8), dtype="int32", chunks=(4, 4), shards=(8, 8))
+    a = zarrx.create_array(store, shape=(8, 8), dtype="int32", chunks=(2, 2), shards=(8, 8))
     a[...] = np.arange(64, dtype="int32").reshape(8, 8)
     with pytest.raises(CodecError, match="truncated"):
-        a[1:3, 1:7]  # two of the four inner chunks: the index, then their ranges
+        a[1:7:4, 1:7:4]  # four inner chunks apart: the index, then their ranges
 
 
 @pytest.mark.parametrize(("fill_a", "fill_b", "values"), [

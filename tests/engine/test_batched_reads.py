@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrx
+from tests.engine._rounds import RoundsRecording
 from zarrx.abc.store import ByteRange
 from zarrx.errors import CodecError
 from zarrx.stores.memory import MemoryStore
@@ -47,22 +48,29 @@ def sharded() -> tuple[Batched, Any]:
     return store, a
 
 
-def test_parts_of_many_shards_are_two_batches(sharded: tuple[Batched, Any]) -> None:
-    store, _ = sharded
-    a = zarrx.open_array(store, mode="r")
-    store.batches.clear()
+def test_parts_of_many_shards_are_two_rounds() -> None:
+    """On a high-latency store, every shard a read needs is read in the same rounds: the
+    shards needed whole and the others' indexes in the first, then those shards' inner
+    chunks in the second."""
+    store = RoundsRecording(batched=True)
+    a = zarrx.create_array(store, shape=DATA.shape, dtype="i4", chunks=(4, 5), shards=(16, 20),
+                           fill_value=-1)
+    a[...] = DATA
+    a[16:32, 20:40] = -1  # one shard all fill value: not stored
+    store.clear()
     got = a[6:42, 3:37]  # parts of all 6 shards (one absent)
     expected = DATA.copy()
     expected[16:32, 20:40] = -1
     np.testing.assert_array_equal(got, expected[6:42, 3:37])
-    first, inner = store.batches
+    first, inner = store.rounds
     assert sorted(k for k, _ in first) == [f"c/{i}/{j}" for i in range(3) for j in range(2)]
     # Shards c/1/* need every inner chunk: read whole, with no index first; the others'
-    # indexes (suffixes) come in the same batch.
-    assert sorted(k for k, r in first if r is None) == ["c/1/0", "c/1/1"]
-    assert all(r.start < 0 for _, r in first if r is not None)
+    # indexes (suffixes) come in the same round.
+    assert sorted(k for k, r in first if r == ByteRange(0)) == ["c/1/0", "c/1/1"]
+    assert all(r.start < 0 for _, r in first if r != ByteRange(0))
     assert {k for k, _ in inner} == {"c/0/0", "c/0/1", "c/2/0", "c/2/1"}
     assert all(r is not None and r.start >= 0 for _, r in inner)
+    assert store.calls == ["read_rounds"]
 
 
 @given(

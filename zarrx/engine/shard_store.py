@@ -180,6 +180,10 @@ class ShardRead:
         return self._asked
 
     def receive(self, values: Sequence[Any]) -> None:
+        if len(values) != len(self._asked):
+            raise self.source.named(
+                self.key, f"the data read is truncated: the store answered {len(values)} of "
+                f"{len(self._asked)} reads of the shard")
         n = len(self.flat)
         layout = self.source.layout
         if self._round == 0:
