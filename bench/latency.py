@@ -29,7 +29,9 @@ How it is built:
   2048x2048 float32 array of 128x128 chunks (256 chunks, zstd); ``region``: read
   [768:1280, 768:1280] of a 2048x2048 float32 array in 1024x1024 shards of 64x64 inner
   chunks (16 inner chunks in each of the 4 shards); ``points``: 1 000 random points of that
-  sharded array (``vindex``).
+  sharded array (``vindex``); ``point``: 100 single points of a 2048x2048 float32 array of
+  256x256 blosc-lz4 chunks, one ``a[i, j]`` after the other (a small read: the fewer
+  requests each costs, the better).
 - **One process per client**, started once; runs go round-robin over the clients (the
   order rotates each round) after one untimed warm-up round; medians of the rounds. Each
   run's result is checked against the others' (a count or a checksum).
@@ -57,7 +59,7 @@ import numpy as np
 BUCKET = "latency"
 KEY, SECRET = "testing", "testing"
 CLIENTS = ("zarrx-fsspec", "zarrx-obstore", "zarr-fsspec", "zarr-obstore", "tensorstore")
-WORKLOADS = ("list", "consolidated", "full", "region", "points")
+WORKLOADS = ("list", "consolidated", "full", "region", "points", "point")
 GROUPS, ARRAYS = 10, 100
 SHAPE = (2048, 2048)
 REGION = (slice(768, 1280), slice(768, 1280))
@@ -66,6 +68,11 @@ REGION = (slice(768, 1280), slice(768, 1280))
 def points() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(42)
     return rng.integers(0, SHAPE[0], 1000), rng.integers(0, SHAPE[1], 1000)
+
+
+def single_points() -> list[tuple[int, int]]:
+    rng = np.random.default_rng(7)
+    return [(int(i), int(j)) for i, j in rng.integers(0, SHAPE[0], (100, 2))]
 
 
 def data() -> np.ndarray:
@@ -176,6 +183,12 @@ def write_data(endpoint: str) -> None:
                                  chunks=(64, 64), shards=(1024, 1024),
                                  compressors={"name": "zstd"}, storage_options=options)
     sharded[...] = values
+    blosc = zarrx.create_array(f"s3://{BUCKET}/blosc.zarr", shape=SHAPE, dtype="f4",
+                               chunks=(256, 256),
+                               compressors={"name": "blosc", "configuration": {
+                                   "cname": "lz4", "clevel": 5, "shuffle": "shuffle"}},
+                               storage_options=options)
+    blosc[...] = values
 
 
 # -- the clients (in worker processes) ------------------------------------------------------
@@ -234,8 +247,10 @@ class Client:
                 root = module.open_group(store, mode="r")
             members = root.members(max_depth=None)
             return sorted((name, getattr(node, "shape", None)) for name, node in members)
-        name = "full.zarr" if workload == "full" else "sharded.zarr"
+        name = {"full": "full.zarr", "point": "blosc.zarr"}.get(workload, "sharded.zarr")
         a = module.open_array(self.store(name), mode="r")
+        if workload == "point":
+            return _digest(np.array([a[i, j] for i, j in single_points()], dtype="f4"))
         if workload == "full":
             return _digest(a[...])
         if workload == "region":
@@ -275,6 +290,11 @@ class Client:
 
     def _ts_points(self) -> Any:
         return _digest(self._ts_array("sharded.zarr").vindex[points()].read().result())
+
+    def _ts_point(self) -> Any:
+        a = self._ts_array("blosc.zarr")
+        return _digest(np.array([a[i, j].read().result() for i, j in single_points()],
+                                dtype="f4"))
 
 
 def _digest(values: np.ndarray) -> list[Any]:

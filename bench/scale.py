@@ -56,15 +56,17 @@ class Sizes:
     dense_shards: tuple[int, int]
     big: tuple[int, int, int]  # float32, 64³ lz4 chunks / 128³ shards of 32³
     write: tuple[int, int, int]  # float32, 128³ shards of 32³ lz4 inner chunks
+    inner: tuple[int, int]  # uint8, (8, 8) zstd inner chunks in (512, 512) shards
+    tiny: tuple[int, int]  # uint8, (8, 8) uncompressed chunks (64 B each), all stored
     n_points: int
     repeats: int
     budget: float  # seconds of timed runs per library and workload
 
 
 FULL = Sizes("full", (1000, 1000), (4096, 4096), (512, 512), (256, 256, 1024),
-             (256, 256, 256), 100_000, 5, 60.0)
+             (256, 256, 256), (2048, 2048), (2000, 3200), 100_000, 5, 60.0)
 QUICK = Sizes("quick", (150, 150), (512, 512), (256, 256), (128, 128, 256),
-              (128, 128, 128), 100_000, 3, 10.0)
+              (128, 128, 128), (512, 512), (400, 400), 100_000, 3, 10.0)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,9 @@ DATASETS = {d.name: d for d in (
             lambda s: s.big, "lz4"),
     Dataset("write", "float32", lambda s: {"chunks": (32,) * 3, "shards": (128,) * 3},
             lambda s: s.write, "lz4"),
+    Dataset("inner", "uint8", lambda s: {"chunks": (8, 8), "shards": (512, 512)},
+            lambda s: s.inner, "zstd"),
+    Dataset("tiny", "uint8", lambda s: {"chunks": (8, 8)}, lambda s: s.tiny, "raw"),
 )}
 
 
@@ -98,7 +103,7 @@ class Workload:
 
     @property
     def million(self) -> bool:
-        return self.dataset in ("absent", "dense")
+        return self.dataset in ("absent", "dense", "tiny")
 
 
 def _points(s: Sizes, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
@@ -118,6 +123,13 @@ WORKLOADS = {w.name: w for w in (
              "full read, 4096² uint8, 1 M (4, 4) inner chunks in 64 shards", lambda s: FULL_SEL),
     Workload("million_sharded_strided", "dense", "read", "[::2, ::2] of the same",
              lambda s: STRIDED),
+    Workload("inner_full", "inner", "read",
+             "full read, 2048² uint8, 65 536 (8, 8) zstd inner chunks in 16 shards",
+             lambda s: FULL_SEL),
+    Workload("inner_strided", "inner", "read", "[::2, ::2] of the same", lambda s: STRIDED),
+    Workload("tiny_full", "tiny", "read",
+             "full read, 2000 x 3200 uint8 in 100 000 stored (8, 8) chunks of 64 B",
+             lambda s: FULL_SEL),
     Workload("full_read_memory", "lz4", "read",
              "full read, 256 MiB float32, 64³ blosc-lz4 chunks", lambda s: (slice(None),) * 3),
     Workload("write_shard_aligned", "write", "write",

@@ -159,3 +159,35 @@ def test_tiny_chunks_are_fetched_in_one_batch_and_placed_by_the_caller(
         assert shared == [4]
     np.testing.assert_array_equal(
         got, np.arange(side * side * 4, dtype="<i4").reshape(side * 2, side * 2)[1:, :-1])
+
+
+@pytest.mark.parametrize("latency", [0, 1 << 20])
+def test_small_values_on_a_high_latency_store_are_one_request(latency: int) -> None:
+    """A store whose requests cost more than reading ``read_latency_bytes`` more: a
+    chunk or shard no larger than that is read whole, in one request, where a part would
+    take two (a blosc frame's header, then its blocks; a shard's index, then its ranges)."""
+    store = RoundsRecording(batched=True)
+    store.read_latency_bytes = latency
+    blosc = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                "shuffle": "shuffle"}}
+    plain = zarrx.create_array(store, name="plain", shape=(512, 512), dtype="f4",
+                               chunks=(256, 256), compressors=blosc)
+    data = np.random.default_rng(0).random((512, 512), dtype="f4")
+    plain[...] = data
+    sharded = zarrx.create_array(store, name="sharded", shape=(512, 512), dtype="f4",
+                                 chunks=(64, 64), shards=(256, 256), compressors=blosc)
+    sharded[...] = data
+    store.clear()
+    assert plain[300, 7] == data[300, 7]
+    if latency:
+        assert store.calls == ["get_many"]
+        assert store.gets == []
+    else:
+        assert store.calls == ["read_rounds"]  # in part
+        assert len(store.rounds) == 2
+    store.clear()
+    assert sharded[300, 7] == data[300, 7]
+    if latency:
+        assert store.rounds == [[("sharded/c/1/0", ByteRange(0))]]
+    else:
+        assert [len(r) for r in store.rounds] == [1, 1]

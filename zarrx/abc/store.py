@@ -267,6 +267,12 @@ class Store(ABC):
     #: High-latency stores set this: the engine then fetches chunks with ``get_many``
     #: batches; otherwise each worker reads its own chunk (less memory in flight).
     batched_reads: bool = False
+    #: About how many bytes the store streams in the time one more request costs (its
+    #: latency times its bandwidth): reading that many more bytes of a value costs about
+    #: what a second request does. 0 where requests cost nothing of their own (files,
+    #: memory). The engine reads a chunk or a shard whole, in one request, rather than a
+    #: header and then the parts it names, when it is no larger than this.
+    read_latency_bytes: int = 0
     #: How :meth:`atomic_update` excludes every other writer that can reach the store:
     #: ``"lock"`` (:meth:`lock`), ``"conditional"`` (:meth:`get_with_version` and
     #: :meth:`set_if`), or ``None``: it cannot, and concurrent updates of one key may lose

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -115,13 +116,17 @@ class _ShardReads(Reads):
         self.bounds = self._bounds = batch.units
         self.keys = source.cs.keys(batch.unit_coords)
         bounds = batch.units.tolist()
-        counts = [b - a for a, b in zip(bounds, bounds[1:])]
+        counts = [b - a for a, b in pairwise(bounds)]
         held = source.held(batch.unit_coords).tolist()
         flat = source.flat(batch.coords)
         gap = COALESCE_GAP if self.store.batched_reads else 0
+        # A shard no larger than what a request's latency is worth is read whole: one
+        # request instead of two (its index, then its ranges).
+        small = source.layout.spec.nbytes + source.layout.index_nbytes
+        cheap = small <= self.store.read_latency_bytes
         self.reads = [
             ShardRead(source, key, bounds[u], flat[bounds[u]:bounds[u + 1]],
-                      _read_whole(counts[u], held[u]), gap)
+                      cheap or _read_whole(counts[u], held[u]), gap)
             for u, key in enumerate(self.keys)
         ]
 

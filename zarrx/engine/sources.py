@@ -196,7 +196,7 @@ class _KeyReads(Reads):
         if parts is None:
             return Fetched.of_values(0, store.get_many([(k, None) for k in keys]))
         whole = [(k, None) for k, p in zip(keys, parts) if p is None]
-        values = iter(store.get_many(whole))
+        values = iter(store.get_many(whole) if whole else ())
         pending = [(k, p) for k, p in zip(keys, parts) if p is not None]
         _read_parts(store, pending)
         return Fetched.of_values(0, [next(values) if p is None else p for p in parts])
@@ -219,6 +219,8 @@ def _partial_reads(
     (``None`` for the batch when every chunk is)."""
     if not chains or (cs.uniform and not chains[0].reads_in_part()):
         return None
+    if cs.uniform and chains[0].spec.nbytes <= cs.store.read_latency_bytes:
+        return None  # read whole: one request, where a part would take two
     complete, fancy = batch.complete.tolist(), batch.fancy
     selections = batch.chunk_selections
     parts: list[PartialRead | None] = [

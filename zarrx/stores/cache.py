@@ -265,6 +265,7 @@ class CacheStore(Store):
         self.writeable = store.writeable
         self.listable = store.listable
         self.batched_reads = store.batched_reads
+        self.read_latency_bytes = store.read_latency_bytes
         self.atomic_updates = store.atomic_updates
         self.conditional_erase = store.conditional_erase
         self._lru = _LRU(max_size, max_entries)

@@ -59,7 +59,7 @@ from zarrx.stores.keys import (
     validate_key,
     validate_prefix,
 )
-from zarrx.stores.ranges import COALESCE_GAP, coalesced
+from zarrx.stores.ranges import COALESCE_GAP, LATENCY_BYTES, coalesced
 
 #: Protocols whose data cannot be written or listed.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
@@ -128,6 +128,7 @@ class FsspecStore(Store):
     """A store on any fsspec filesystem, under the directory (or bucket prefix) ``path``."""
 
     batched_reads = True
+    read_latency_bytes = LATENCY_BYTES
 
     def __init__(
         self,

@@ -54,7 +54,7 @@ from zarrx.stores.keys import (
     validate_key,
     validate_prefix,
 )
-from zarrx.stores.ranges import COALESCE_GAP, coalesced
+from zarrx.stores.ranges import COALESCE_GAP, LATENCY_BYTES, coalesced
 
 #: obstore store classes whose backend writes on condition (ETag / generation).
 _CONDITIONAL = ("S3Store", "GCSStore", "AzureStore", "MemoryStore")
@@ -97,6 +97,7 @@ class ObstoreStore(Store):
     """A zarrx store on an obstore store (``obstore.store.S3Store(...)`` ...)."""
 
     batched_reads = True
+    read_latency_bytes = LATENCY_BYTES
 
     def __init__(
         self,

@@ -26,6 +26,9 @@ Request = tuple[str, ByteRange | None]
 #: The gap the high-latency stores merge across: reading 64 KiB more costs far less than a
 #: round trip (S3 streams megabytes in the ~20 ms of one).
 COALESCE_GAP = 64 * 1024
+#: What an object store (S3, GCS, HTTP) streams in the time of one more request: a round
+#: trip of ~20 ms at ~200 MB/s (:attr:`zarrx.abc.store.Store.read_latency_bytes`).
+LATENCY_BYTES = 4 * 2**20
 #: The most bytes one merged request reads: bigger reads run as separate requests, in
 #: parallel.
 MAX_SIZE = 16 * 2**20

@@ -50,6 +50,7 @@ from zarrx.stores.keys import (
     validate_prefix,
 )
 from zarrx.stores.locks import KeyLocks
+from zarrx.stores.ranges import LATENCY_BYTES
 
 #: zarr-python store classes whose data only this process can change (module, class name).
 _IN_PROCESS = frozenset({("zarr.storage._memory", "MemoryStore"),
@@ -93,6 +94,7 @@ class ZarrPythonStore(Store):
     """A zarrx store on a zarr-python 3 store (``zarr.abc.store.Store``)."""
 
     batched_reads = True
+    read_latency_bytes = LATENCY_BYTES
 
     def __init__(
         self, store: Any, *, read_only: bool | None = None, max_concurrency: int = 64

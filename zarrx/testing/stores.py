@@ -126,6 +126,7 @@ class CountingStore(Store):
         super().__init__(read_only=inner.read_only)
         self.inner = inner
         self.batched_reads = inner.batched_reads
+        self.read_latency_bytes = inner.read_latency_bytes
         self.atomic_updates = inner.atomic_updates  # its updates are the inner store's
         self.calls: list[tuple[str, Any]] = []
 
