@@ -132,9 +132,23 @@ class CountingStore(zarrx.storage.LocalStore):
         values = super().get_many(requests)
         return [self._count(key, v) for (key, _), v in zip(requests, values)]
 
-    def get_indexed(self, key: str, head: Any, then: Any) -> list[bytes | None]:
-        values = super().get_indexed(key, head, lambda value: then(self._count(key, value)))
-        return [self._count(key, v) for v in values]
+    def read_rounds(self, reads: Any) -> None:
+        counting = self
+
+        class Counted:  # a reader's answers counted as they arrive
+            def __init__(self, key: str, reader: Any) -> None:
+                self.key, self.reader = key, reader
+
+            def ranges(self) -> Any:
+                return self.reader.ranges()
+
+            def receive(self, values: Any) -> None:
+                self.reader.receive([counting._count(self.key, v) for v in values])
+
+            def restart(self) -> None:
+                self.reader.restart()
+
+        super().read_rounds([(key, Counted(key, reader)) for key, reader in reads])
 
 
 @pytest.mark.parametrize("writer", ["zarrx", "zarr", "tensorstore"])
