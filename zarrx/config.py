@@ -27,6 +27,9 @@ _DEFAULTS: dict[str, Any] = {
     # How often a read-modify-write on a store with conditional writes (an object store) is
     # tried when other writers keep changing the value between its read and its write.
     "update_attempts": 64,
+    # shards="auto": None gives axes of more than 8 chunks shards of 2 chunks; a size in
+    # bytes gives every axis as many chunks per shard as fit (zarr-python's rule and key).
+    "target_shard_size_bytes": None,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
@@ -54,6 +57,11 @@ def set(**values: Any) -> Any:
     for name in ("threads", "update_attempts"):
         if name in values and (not isinstance(values[name], int) or values[name] < 1):
             raise ValueError(f"{name} must be a positive integer, got {values[name]!r}")
+    target = values.get("target_shard_size_bytes")
+    if target is not None and (not isinstance(target, int) or isinstance(target, bool)
+                               or target < 1):
+        raise ValueError(f"target_shard_size_bytes must be None or a positive integer, "
+                         f"got {target!r}")
     for flag in ("write_empty_chunks", "allow_pickle"):
         if flag in values and not isinstance(values[flag], bool):
             raise ValueError(f"{flag} must be True or False, got {values[flag]!r}")
