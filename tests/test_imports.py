@@ -30,3 +30,11 @@ def test_codecs_load_on_first_use() -> None:
         "zarrx.create_array(zarrx.storage.MemoryStore(), shape=(2,), dtype='u1')"
     )
     assert {"zarrx.codecs.bytes", "zarrx.codecs.zstd"} <= loaded
+
+
+def test_codec_classes_load_on_first_use() -> None:
+    """``zarrx.codecs.BloscCodec`` (zarr-python's name) loads the blosc module and what it
+    needs, nothing else."""
+    loaded = _codec_modules_after("import zarrx\nzarrx.codecs.BloscCodec(cname='lz4')")
+    assert "zarrx.codecs.blosc" in loaded
+    assert loaded - MACHINERY <= {"zarrx.codecs.blosc", "zarrx.codecs.bytes"}

@@ -7,7 +7,7 @@
 28
 """
 
-from zarrx import config, errors, storage
+from zarrx import codecs, config, errors, storage
 from zarrx.api import (
     consolidate_metadata,
     create_group,
@@ -49,6 +49,7 @@ __all__ = [
     "Group",
     "__version__",
     "array",
+    "codecs",
     "config",
     "consolidate_metadata",
     "copy",

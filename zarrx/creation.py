@@ -99,9 +99,11 @@ def _is_rectilinear(chunks: Any) -> bool:
 
 
 def _codec_list(value: Any, *, where: str) -> list[Codec]:
+    """Codecs given as one (an object of zarrx, numcodecs or zarr-python, a dict, a name)
+    or as a list or tuple of them."""
     if value is None:
         return []
-    if isinstance(value, Mapping | Codec | str) or hasattr(value, "codec_id"):
+    if not isinstance(value, list | tuple):
         value = [value]
     return [coerce_codec(v, where=where) for v in value]
 
