@@ -138,6 +138,7 @@ class ArrayRequest:
         if isinstance(shape, int):
             shape = (shape,)
         object.__setattr__(self, "shape", parse_shape(list(shape), where=self.where))
+        _check_item_size(self.dtype, self.where)
 
     def compressor_codecs(self) -> list[Codec]:
         """The bytes→bytes codecs asked for (``"auto"``: zstd, level 0)."""
@@ -166,6 +167,26 @@ class ArrayRequest:
 
     def user_attributes(self) -> dict[str, Any]:
         return dict(self.attributes or {})
+
+
+def _check_item_size(dtype: Any, where: str) -> None:
+    """Refuse a fixed-size type of no size (``"<U"``, ``"S0"``, ``"V0"``, a record of no
+    fields): no value fits in it, and no Zarr reader opens it."""
+    if variable_kind(dtype) or ml_name(dtype):
+        return
+    try:
+        parsed = np.dtype(dtype)
+    except TypeError:
+        return  # (not a NumPy type: each format's builder says what it takes)
+    if parsed.itemsize == 0:
+        hint = {
+            "U": "give the length in characters, e.g. '<U16', or dtype=str for "
+                 "variable-length strings",
+            "S": "give the length in bytes, e.g. 'S16', or dtype=bytes for variable-length "
+                 "bytes",
+        }.get(parsed.kind, "give it a size, e.g. 'V8'" if parsed.fields is None
+              else "give the record at least one field")
+        raise MetadataError(f"{where}: data type {parsed.str!r} holds zero bytes; {hint}")
 
 
 def _explicit_byte_order(dtype: np.dtype) -> np.dtype:
