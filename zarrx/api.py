@@ -15,6 +15,7 @@ import numpy as np
 
 from zarrx.abc.store import Store
 from zarrx.arrays import Array
+from zarrx.config import array_settings
 from zarrx.convenience import UNSUPPORTED, create, like_keywords, zarr_format_of
 from zarrx.errors import ArgumentError, NodeNotFoundError, NodeTypeError
 from zarrx.groups import Group, node_for
@@ -88,12 +89,24 @@ def open(
             storage_options=storage_options,
             **kwargs,
         )
-    s = open_store(store, mode, storage_options)
     p = normalize_path(path)
+    settings = array_settings(kwargs.pop("config", None), where=f"array {'/' + p!r}",
+                              write_empty_chunks=kwargs.pop("write_empty_chunks", None))
+    s = open_store(store, mode, storage_options)
+    node: Array | Group | None = None
     if mode in ("r", "r+", "a"):
         meta, entries = _existing(s, p, mode, zarr_format, use_consolidated)
         if meta is not None:
-            return node_for(s, p, meta, read_only=mode == "r", consolidated=entries)
+            node = node_for(s, p, meta, read_only=mode == "r", consolidated=entries)
+    if isinstance(node, Array):
+        return node.with_config(settings) if settings else node
+    if settings:
+        raise ArgumentError(
+            f"config= and write_empty_chunks= are settings of an array; the node at "
+            f"{'/' + p!r} is {'a group' if node is not None else 'to be a new group'}"
+        )
+    if node is not None:
+        return node
     return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
 
 
@@ -119,7 +132,10 @@ def open_array(
         if meta is not None:
             if meta.node_type != "array":
                 raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
-            return Array(s, p, meta, read_only=mode == "r")
+            return Array(s, p, meta, read_only=mode == "r", config=array_settings(
+                kwargs.get("config"), where=f"array {'/' + p!r}",
+                write_empty_chunks=kwargs.get("write_empty_chunks"),
+            ))
     if "shape" not in kwargs:
         raise ArgumentError(f"creating an array at {p or '/'!r} (mode {mode!r}) needs shape=")
     return create(store=s, path=p, zarr_format=zarr_format or 3, overwrite=mode == "w", **kwargs)

@@ -505,7 +505,7 @@ def write_shards(cs: ChunkStore, shards: ShardLayout, layout: Layout, value: np.
     together, and each shard is written while the next ones are encoded. A shard covered
     in part is one task, as a chunk is: its inner chunks are encoded in turn inside it, or
     on the pool when it is the only task of the batch."""
-    write_empty = config.get("write_empty_chunks")
+    write_empty = cs.writes_empty_chunks()
     per_shard = math.prod(shards.chunks_per_shard)
     with background_writes(cs.store) as writes:
         for batch in _batches(shard_parts(cs, shards, layout), _one):

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import config
 from zarrx.abc.store import Snapshot
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
@@ -53,7 +52,7 @@ def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarr
     written by the I/O threads while the chunk threads encode the next ones; when this
     returns, every write is done.
     """
-    write_empty = config.get("write_empty_chunks")
+    write_empty = cs.writes_empty_chunks()
     with background_puts(cs.store) as put:
         for batch in batches:
             keys = cs.keys(batch.coords)
