@@ -17,7 +17,13 @@ from zarrx.abc.store import Store
 from zarrx.arrays import Array
 from zarrx.config import array_settings
 from zarrx.convenience import UNSUPPORTED, create, like_keywords, zarr_format_of
-from zarrx.errors import ArgumentError, NodeNotFoundError, NodeTypeError
+from zarrx.errors import (
+    ArgumentError,
+    NodeExistsError,
+    NodeNotFoundError,
+    NodeTypeError,
+    PathNotFoundError,
+)
 from zarrx.groups import Group, node_for
 from zarrx.hierarchy import create_array
 from zarrx.metadata import consolidated
@@ -46,15 +52,60 @@ def _existing(
     store: Store, path: str, mode: str, zarr_format: Any, use_consolidated: bool | None
 ) -> tuple[Any, Any]:
     """The node at ``path`` (with consolidated entries) for modes that open existing nodes;
-    ``(None, None)`` where mode ``a`` finds nothing."""
+    ``(None, None)`` where mode ``a`` finds nothing (and may create a node there)."""
     try:
         return read_node_consolidated(
             store, path, zarr_format=zarr_format, use_consolidated=use_consolidated
         )
-    except NodeNotFoundError:
+    except NodeNotFoundError as e:
         if mode != "a" or use_consolidated:  # missing consolidated metadata is an error
-            raise
+            raise _not_found(store, path, mode, e) from None
+        _check_creatable(store, path)
         return None, None
+
+
+# -- a path with no node: zarr-python's behaviour, and where zarrx differs -------------------
+
+def _held(store: Store, path: str) -> list[str] | None:
+    """A few of the keys and prefixes stored under ``path`` (``[]``: nothing is; ``None``:
+    the store cannot list, so nobody can tell)."""
+    if not store.listable:
+        return None
+    keys, prefixes = store.list_dir(f"{path}/" if path else "")
+    return (keys + prefixes)[:4]
+
+
+def _location(store: Store, path: str) -> str:
+    root = getattr(store, "root", None)
+    if root is not None:  # a directory: its path, as the user knows it
+        return repr(str(root / path) if path else str(root))
+    return f"{path or '/'!r} in {store!r}"
+
+
+def _not_found(store: Store, path: str, mode: str, error: NodeNotFoundError,
+               hint: str = "mode 'a' or 'w' creates a group") -> NodeNotFoundError:
+    """``error`` (no node at ``path``), or a :class:`PathNotFoundError` (also a
+    ``FileNotFoundError``) saying the path does not exist when nothing is stored there."""
+    if _held(store, path) != []:
+        return error
+    return PathNotFoundError(
+        f"{_location(store, path)} does not exist (mode {mode!r} opens an existing array or "
+        f"group; {hint})"
+    )
+
+
+def _check_creatable(store: Store, path: str) -> None:
+    """Mode ``a`` creates a node only where nothing is stored: a directory that holds other
+    things and no Zarr node (a typo, a data folder) is not made a group unasked."""
+    held = _held(store, path)
+    if held:
+        raise NodeExistsError(
+            f"{_location(store, path)} holds {', '.join(map(repr, held[:3]))}"
+            f"{' …' if len(held) > 3 else ''} but no Zarr "
+            "array or group, and mode 'a' creates one only where nothing is stored; to add "
+            "a node there keeping what it holds, use zarrx.create_group / create_array (or "
+            "mode='w-'); mode='w' replaces everything in it"
+        )
 
 
 def _mode(store: Any, mode: str | None) -> str:
@@ -124,12 +175,18 @@ def open_array(
     s = open_store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        meta = (
-            read_node(s, p, zarr_format=zarr_format)
-            if mode != "a" or "shape" not in kwargs
-            else find_node(s, p, zarr_format=zarr_format)
-        )
-        if meta is not None:
+        try:
+            meta = (
+                read_node(s, p, zarr_format=zarr_format)
+                if mode != "a" or "shape" not in kwargs
+                else find_node(s, p, zarr_format=zarr_format)
+            )
+        except NodeNotFoundError as e:
+            raise _not_found(s, p, mode, e, hint="mode 'a' or 'w' with shape= and dtype= "
+                             "creates an array") from None
+        if meta is None:
+            _check_creatable(s, p)
+        else:
             if meta.node_type != "array":
                 raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
             return Array(s, p, meta, read_only=mode == "r", config=array_settings(
