@@ -16,7 +16,7 @@ from zarrx.config import array_settings
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.read import read_selection
 from zarrx.engine.write import write_selection
-from zarrx.errors import MetadataError, SelectionError, ShapeError
+from zarrx.errors import CastingError, MetadataError, SelectionError, ShapeError
 from zarrx.extensions import index_domain
 from zarrx.info import Info, array_summary, initialised, stored_keys, stored_size
 from zarrx.lazy import LazyIndexer
@@ -266,7 +266,10 @@ class Array(Node):
 
     def _select(self, selected: Selected, out: Any, fields: Any) -> Any:
         """The read selection, then zarr-python's ``fields`` (of a structured dtype) and
-        ``out`` (a NumPy array of the selection's shape to read into)."""
+        ``out`` (a NumPy array of the selection's shape to read into). ``out`` follows the
+        rule of a NumPy ufunc's ``out=``: values are cast to its dtype when the cast is
+        ``"same_kind"`` (float64 into float32, int64 into int8), and refused otherwise
+        (float into int, a number into bool), before anything is written into it."""
         result = self._read(selected)
         if fields is not None:
             if self.dtype.names is None:
@@ -279,7 +282,13 @@ class Array(Node):
                 f"{self.name}: out must be a NumPy array of shape {np.shape(result)}, "
                 f"got {getattr(out, 'shape', type(out).__name__)}"
             )
-        out[...] = result
+        if not np.can_cast(np.asarray(result).dtype, out.dtype, casting="same_kind"):
+            raise CastingError(
+                f"array {self.name!r}: cannot read {np.asarray(result).dtype} values into out= of "
+                f"dtype {out.dtype} (NumPy's 'same_kind' rule for out=, as in ufuncs); pass "
+                f"out= of a dtype that holds them, or cast the result yourself"
+            )
+        np.copyto(out, result, casting="same_kind")
         return out
 
     def get_basic_selection(

@@ -192,3 +192,11 @@ class PathNotFoundError(NodeNotFoundError, StoreNotFoundError):
 
 
 __all__ += ["KernelsMissingError", "PathNotFoundError"]
+
+
+class CastingError(ZarrxError, TypeError):
+    """Values cannot be cast to the dtype asked for under NumPy's rule for the call (the
+    ``"same_kind"`` rule of a ufunc's ``out=``, for ``out=`` of a read)."""
+
+
+__all__ += ["CastingError"]
