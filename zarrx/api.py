@@ -127,9 +127,12 @@ def open(
 ) -> Array | Group:
     """Open the array or group at ``path``. With ``shape=`` in a writing mode, create an
     array when none exists (as zarr-python does); otherwise a missing node becomes a group
-    in modes ``a``, ``w`` and ``w-``. Consolidated metadata is used when present unless
-    ``use_consolidated=False``. The default mode is ``"a"`` (``"r"`` for a read-only
-    Store), as in zarr-python."""
+    in modes ``a``, ``w`` and ``w-`` — in mode ``a`` only where nothing is stored (a
+    directory holding other things is refused, not made a group). In modes ``r`` and
+    ``r+`` a path where nothing is stored is a :class:`~zarrx.errors.PathNotFoundError`.
+    ``config=`` / ``write_empty_chunks=`` are an array's own settings. Consolidated
+    metadata is used when present unless ``use_consolidated=False``. The default mode is
+    ``"a"`` (``"r"`` for a read-only Store), as in zarr-python."""
     mode = _mode(store, mode)
     if "shape" in kwargs:
         return open_array(
