@@ -115,7 +115,7 @@ def test_asked_for_explicitly_a_node_goes_there(tmp_path: Path) -> None:
 def test_a_node_below_in_a_directory_is_no_node_here(tmp_path: Path) -> None:
     """A directory of stores (``data/a.zarr``, ``data/b.zarr``) is not made a group."""
     zarrx.create_group(str(tmp_path / "data" / "a.zarr"))
-    with pytest.raises(NodeExistsError, match="'a.zarr/'"):
+    with pytest.raises(NodeExistsError, match=r"'a\.zarr/'"):
         zarrx.open(str(tmp_path / "data"))
     assert not (tmp_path / "data" / "zarr.json").exists()
 
