@@ -73,8 +73,12 @@ def test_the_unbuilt_source_tree_says_what_to_do(tmp_path: Path) -> None:
 
 
 def test_the_message_names_the_hidden_installed_package(tmp_path: Path) -> None:
-    """With zarrx installed (not in editable mode) elsewhere, the message says where."""
+    """With zarrx installed (not in editable mode) elsewhere, the message says where —
+    though the build left the clone's own ``zarrx.egg-info`` first on the path."""
     clone = _clone_without_kernels(tmp_path / "clone")
+    (clone / "zarrx.egg-info").mkdir()
+    (clone / "zarrx.egg-info" / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: zarrx\nVersion: 0.1.0\n")
     site = tmp_path / "site"
     (site / "zarrx").mkdir(parents=True)
     info = site / "zarrx-0.1.0.dist-info"

@@ -20,12 +20,14 @@ def _kernels_missing(error: ModuleNotFoundError) -> ImportError:
     here = _os.path.dirname(_os.path.abspath(__file__))
     tree = _os.path.dirname(here)
     installed = ""
-    try:
-        found = str(metadata.distribution("zarrx").locate_file("zarrx"))
-        if _os.path.isdir(found) and not _os.path.samefile(found, here):
-            installed = f" (the zarrx installed at {found} is hidden by it)"
-    except (metadata.PackageNotFoundError, OSError):
-        pass
+    for dist in metadata.distributions(name="zarrx"):  # (the build's egg-info is one)
+        found = str(dist.locate_file("zarrx"))
+        try:
+            if _os.path.isdir(found) and not _os.path.samefile(found, here):
+                installed = f" (the zarrx installed at {found} is hidden by it)"
+                break
+        except OSError:
+            continue
     if _os.path.exists(_os.path.join(tree, "setup.py")):
         return KernelsMissingError(
             f"zarrx's compiled kernels are missing ({error.name}): you are importing the "
