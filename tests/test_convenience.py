@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zarrx
 from zarrx.errors import (
     ArgumentError,
+    CastingError,
     NodeExistsError,
     NodeNotFoundError,
     NodeTypeError,
@@ -278,3 +281,39 @@ def test_save_and_load(tmp_path: Any) -> None:
     v2 = str(tmp_path / "v2.zarr")  # a hierarchy holds nodes of one format (#16)
     zarrx.save(v2, np.arange(3), zarr_format=2, path="sub")
     assert zarrx.open(v2, path="sub", mode="r").zarr_format == 2
+
+
+OUT_DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32",
+              "float64", "complex64", "<U4", "S4"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(OUT_DTYPES[:-2]), st.sampled_from(OUT_DTYPES),
+       st.sampled_from(["basic", "orthogonal", "coordinate", "block"]))
+def test_out_of_another_dtype_follows_numpys_out_rule(stored: str, wanted: str,
+                                                      how: str) -> None:
+    """``out=`` of another dtype: cast as NumPy casts into a ufunc's ``out=`` ("same_kind",
+    ``np.copyto``'s default), or refused as NumPy refuses it, with ``out`` untouched."""
+    a = zarrx.create_array(MemoryStore(), data=(np.arange(20) % 7).astype(stored).reshape(4, 5),
+                           chunks=(2, 2))
+    read = {
+        "basic": lambda out: a.get_basic_selection(slice(0, 2), out=out),
+        "orthogonal": lambda out: a.get_orthogonal_selection(([0, 1], slice(None)), out=out),
+        "coordinate": lambda out: a.get_coordinate_selection(([0, 1], [2, 3]), out=out),
+        "block": lambda out: a.get_block_selection((0, slice(None)), out=out),
+    }[how]
+    selected = {"basic": a[0:2], "orthogonal": a[0:2], "coordinate": a[[0, 1], [2, 3]],
+                "block": a[0:2]}[how]
+    expected = np.zeros(selected.shape, wanted)
+    out = np.zeros(selected.shape, wanted)
+    try:
+        np.copyto(expected, selected, casting="same_kind")
+    except TypeError:
+        with pytest.raises(CastingError, match=f"cannot read {stored} values into out= of "
+                                               f"dtype {np.dtype(wanted)}") as e:
+            read(out)
+        assert isinstance(e.value, TypeError)
+        assert not out.any()
+    else:
+        assert read(out) is out
+        np.testing.assert_array_equal(out, expected)

@@ -1,5 +1,7 @@
-"""Every Python example in the docs runs: the ```python blocks of each page of docs/ and of
-the README, in order (a page's examples build on each other), in an empty directory.
+"""Every Python example in the docs runs as a user copies it: each ```python block of each
+page of docs/ and of the README alone, in a fresh namespace and an empty directory; and a
+page's blocks one after another in one directory (each in a fresh namespace), as a user
+trying them in turn does.
 
 A block that needs what a test machine has not (a cloud bucket, credentials) is preceded
 by an HTML comment saying why, ``<!-- no-run: needs … -->``; there are few, and each
@@ -40,19 +42,37 @@ def test_the_docs_have_examples_and_exempt_few() -> None:
     assert all(reason for _, _, reason in exempt), "a no-run comment must say why"
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)], ids=lambda p: p.name)
-def test_the_python_examples_run(page: Path, tmp_path: Path,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    # zarr-python (writing data for the xarray example) warns that its v3 encoding of
-    # fixed-width text is not yet in a specification: that is its users' business.
-    warnings.filterwarnings("ignore", category=UnstableSpecificationWarning)
+EXAMPLES = [(page, line, code) for page in PAGES for line, code, reason in blocks(page)
+            if reason is None]
+
+
+def _run(page: Path, line: int, code: str) -> None:
+    """One example, in a namespace of its own, as a script a user pasted it into."""
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     try:
-        for line, code, reason in blocks(page):
-            if reason is not None:
-                compile(code, f"{page.name}:{line}", "exec")  # still valid Python
-                continue
+        with warnings.catch_warnings():
+            # zarr-python (writing data for the xarray example) warns that its v3 encoding
+            # of fixed-width text is not yet in a specification: its users' business.
+            warnings.filterwarnings("ignore", category=UnstableSpecificationWarning)
             exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
     finally:
         zarrx.config.reset()
+
+
+@pytest.mark.parametrize(("page", "line", "code"), EXAMPLES,
+                         ids=[f"{page.name}:{line}" for page, line, _ in EXAMPLES])
+def test_each_example_runs_alone(page: Path, line: int, code: str, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _run(page, line, code)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)], ids=lambda p: p.name)
+def test_a_pages_examples_run_one_after_another(page: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for line, code, reason in blocks(page):
+        if reason is not None:
+            compile(code, f"{page.name}:{line}", "exec")  # still valid Python
+            continue
+        _run(page, line, code)

@@ -7,40 +7,78 @@
 28
 """
 
-from zarrx import config, errors, storage
-from zarrx.api import (
-    consolidate_metadata,
-    create_group,
-    group,
-    load,
-    open,
-    open_array,
-    open_consolidated,
-    open_group,
-    open_like,
-    save,
-    save_array,
-    save_group,
-    tree,
-)
-from zarrx.arrays import Array
-from zarrx.convenience import (
-    array,
-    create,
-    empty,
-    empty_like,
-    from_array,
-    full,
-    full_like,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
-from zarrx.copying import copy, copy_all, copy_store
-from zarrx.groups import Group
-from zarrx.hierarchy import create_array
-from zarrx.integrations.dask import store_dask, to_dask
+import os as _os
+
+
+def _kernels_missing(error: ModuleNotFoundError) -> ImportError:
+    """What to do when ``zarrx._core``'s compiled modules are not beside this file: the
+    usual cause is a clone's unbuilt ``zarrx/`` shadowing the installed package."""
+    from importlib import metadata
+
+    from zarrx.errors import KernelsMissingError
+
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    tree = _os.path.dirname(here)
+    installed = ""
+    for dist in metadata.distributions(name="zarrx"):  # (the build's egg-info is one)
+        found = str(dist.locate_file("zarrx"))
+        try:
+            if _os.path.isdir(found) and not _os.path.samefile(found, here):
+                installed = f" (the zarrx installed at {found} is hidden by it)"
+                break
+        except OSError:
+            continue
+    if _os.path.exists(_os.path.join(tree, "setup.py")):
+        return KernelsMissingError(
+            f"zarrx's compiled kernels are missing ({error.name}): you are importing the "
+            f"unbuilt source tree at {here}{installed}. Run `pip install -e .` in {tree} to "
+            "build them in place, or run Python from another directory"
+        )
+    return KernelsMissingError(
+        f"zarrx's compiled kernels are missing from {here} ({error.name}); reinstall zarrx "
+        "(`pip install --force-reinstall zarrx`)"
+    )
+
+
+try:
+    from zarrx import codecs, config, errors, storage
+    from zarrx.api import (
+        consolidate_metadata,
+        create_group,
+        group,
+        load,
+        open,
+        open_array,
+        open_consolidated,
+        open_group,
+        open_like,
+        save,
+        save_array,
+        save_group,
+        tree,
+    )
+    from zarrx.arrays import Array
+    from zarrx.convenience import (
+        array,
+        create,
+        empty,
+        empty_like,
+        from_array,
+        full,
+        full_like,
+        ones,
+        ones_like,
+        zeros,
+        zeros_like,
+    )
+    from zarrx.copying import copy, copy_all, copy_store
+    from zarrx.groups import Group
+    from zarrx.hierarchy import create_array
+    from zarrx.integrations.dask import store_dask, to_dask
+except ModuleNotFoundError as _error:
+    if not (_error.name or "").startswith("zarrx._core."):
+        raise
+    raise _kernels_missing(_error) from None  # (the message names the module)
 
 __version__ = "0.1.0"
 
@@ -49,6 +87,7 @@ __all__ = [
     "Group",
     "__version__",
     "array",
+    "codecs",
     "config",
     "consolidate_metadata",
     "copy",

@@ -15,8 +15,15 @@ import numpy as np
 
 from zarrx.abc.store import Store
 from zarrx.arrays import Array
+from zarrx.config import array_settings
 from zarrx.convenience import UNSUPPORTED, create, like_keywords, zarr_format_of
-from zarrx.errors import ArgumentError, NodeNotFoundError, NodeTypeError
+from zarrx.errors import (
+    ArgumentError,
+    NodeExistsError,
+    NodeNotFoundError,
+    NodeTypeError,
+    PathNotFoundError,
+)
 from zarrx.groups import Group, node_for
 from zarrx.hierarchy import create_array
 from zarrx.metadata import consolidated
@@ -45,15 +52,60 @@ def _existing(
     store: Store, path: str, mode: str, zarr_format: Any, use_consolidated: bool | None
 ) -> tuple[Any, Any]:
     """The node at ``path`` (with consolidated entries) for modes that open existing nodes;
-    ``(None, None)`` where mode ``a`` finds nothing."""
+    ``(None, None)`` where mode ``a`` finds nothing (and may create a node there)."""
     try:
         return read_node_consolidated(
             store, path, zarr_format=zarr_format, use_consolidated=use_consolidated
         )
-    except NodeNotFoundError:
+    except NodeNotFoundError as e:
         if mode != "a" or use_consolidated:  # missing consolidated metadata is an error
-            raise
+            raise _not_found(store, path, mode, e) from None
+        _check_creatable(store, path)
         return None, None
+
+
+# -- a path with no node: zarr-python's behaviour, and where zarrx differs -------------------
+
+def _held(store: Store, path: str) -> list[str] | None:
+    """A few of the keys and prefixes stored under ``path`` (``[]``: nothing is; ``None``:
+    the store cannot list, so nobody can tell)."""
+    if not store.listable:
+        return None
+    keys, prefixes = store.list_dir(f"{path}/" if path else "")
+    return (keys + prefixes)[:4]
+
+
+def _location(store: Store, path: str) -> str:
+    root = getattr(store, "root", None)
+    if root is not None:  # a directory: its path, as the user knows it
+        return repr(str(root / path) if path else str(root))
+    return f"{path or '/'!r} in {store!r}"
+
+
+def _not_found(store: Store, path: str, mode: str, error: NodeNotFoundError,
+               hint: str = "mode 'a' or 'w' creates a group") -> NodeNotFoundError:
+    """``error`` (no node at ``path``), or a :class:`PathNotFoundError` (also a
+    ``FileNotFoundError``) saying the path does not exist when nothing is stored there."""
+    if _held(store, path) != []:
+        return error
+    return PathNotFoundError(
+        f"{_location(store, path)} does not exist (mode {mode!r} opens an existing array or "
+        f"group; {hint})"
+    )
+
+
+def _check_creatable(store: Store, path: str) -> None:
+    """Mode ``a`` creates a node only where nothing is stored: a directory that holds other
+    things and no Zarr node (a typo, a data folder) is not made a group unasked."""
+    held = _held(store, path)
+    if held:
+        raise NodeExistsError(
+            f"{_location(store, path)} holds {', '.join(map(repr, held[:3]))}"
+            f"{' …' if len(held) > 3 else ''} but no Zarr "
+            "array or group, and mode 'a' creates one only where nothing is stored; to add "
+            "a node there keeping what it holds, use zarrx.create_group / create_array (or "
+            "mode='w-'); mode='w' replaces everything in it"
+        )
 
 
 def _mode(store: Any, mode: str | None) -> str:
@@ -75,9 +127,12 @@ def open(
 ) -> Array | Group:
     """Open the array or group at ``path``. With ``shape=`` in a writing mode, create an
     array when none exists (as zarr-python does); otherwise a missing node becomes a group
-    in modes ``a``, ``w`` and ``w-``. Consolidated metadata is used when present unless
-    ``use_consolidated=False``. The default mode is ``"a"`` (``"r"`` for a read-only
-    Store), as in zarr-python."""
+    in modes ``a``, ``w`` and ``w-`` — in mode ``a`` only where nothing is stored (a
+    directory holding other things is refused, not made a group). In modes ``r`` and
+    ``r+`` a path where nothing is stored is a :class:`~zarrx.errors.PathNotFoundError`.
+    ``config=`` / ``write_empty_chunks=`` are an array's own settings. Consolidated
+    metadata is used when present unless ``use_consolidated=False``. The default mode is
+    ``"a"`` (``"r"`` for a read-only Store), as in zarr-python."""
     mode = _mode(store, mode)
     if "shape" in kwargs:
         return open_array(
@@ -88,12 +143,24 @@ def open(
             storage_options=storage_options,
             **kwargs,
         )
-    s = open_store(store, mode, storage_options)
     p = normalize_path(path)
+    settings = array_settings(kwargs.pop("config", None), where=f"array {'/' + p!r}",
+                              write_empty_chunks=kwargs.pop("write_empty_chunks", None))
+    s = open_store(store, mode, storage_options)
+    node: Array | Group | None = None
     if mode in ("r", "r+", "a"):
         meta, entries = _existing(s, p, mode, zarr_format, use_consolidated)
         if meta is not None:
-            return node_for(s, p, meta, read_only=mode == "r", consolidated=entries)
+            node = node_for(s, p, meta, read_only=mode == "r", consolidated=entries)
+    if isinstance(node, Array):
+        return node.with_config(settings) if settings else node
+    if settings:
+        raise ArgumentError(
+            f"config= and write_empty_chunks= are settings of an array; the node at "
+            f"{'/' + p!r} is {'a group' if node is not None else 'to be a new group'}"
+        )
+    if node is not None:
+        return node
     return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
 
 
@@ -111,15 +178,24 @@ def open_array(
     s = open_store(store, mode, storage_options)
     p = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        meta = (
-            read_node(s, p, zarr_format=zarr_format)
-            if mode != "a" or "shape" not in kwargs
-            else find_node(s, p, zarr_format=zarr_format)
-        )
-        if meta is not None:
+        try:
+            meta = (
+                read_node(s, p, zarr_format=zarr_format)
+                if mode != "a" or "shape" not in kwargs
+                else find_node(s, p, zarr_format=zarr_format)
+            )
+        except NodeNotFoundError as e:
+            raise _not_found(s, p, mode, e, hint="mode 'a' or 'w' with shape= and dtype= "
+                             "creates an array") from None
+        if meta is None:
+            _check_creatable(s, p)
+        else:
             if meta.node_type != "array":
                 raise NodeTypeError(f"the node at {p or '/'!r} is a group, not an array")
-            return Array(s, p, meta, read_only=mode == "r")
+            return Array(s, p, meta, read_only=mode == "r", config=array_settings(
+                kwargs.get("config"), where=f"array {'/' + p!r}",
+                write_empty_chunks=kwargs.get("write_empty_chunks"),
+            ))
     if "shape" not in kwargs:
         raise ArgumentError(f"creating an array at {p or '/'!r} (mode {mode!r}) needs shape=")
     return create(store=s, path=p, zarr_format=zarr_format or 3, overwrite=mode == "w", **kwargs)

@@ -12,10 +12,11 @@ import numpy as np
 
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarrx.abc.store import Store
+from zarrx.config import array_settings
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.read import read_selection
 from zarrx.engine.write import write_selection
-from zarrx.errors import MetadataError, SelectionError, ShapeError
+from zarrx.errors import CastingError, MetadataError, SelectionError, ShapeError
 from zarrx.extensions import index_domain
 from zarrx.info import Info, array_summary, initialised, stored_keys, stored_size
 from zarrx.lazy import LazyIndexer
@@ -37,8 +38,14 @@ from zarrx.selection.values import assigned_value
 class Array(Node):
     """A Zarr array. Index it like a NumPy array; ``np.asarray(a)`` reads it whole."""
 
-    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False) -> None:
+    def __init__(
+        self, store: Store, path: str, metadata: Any, *, read_only: bool = False,
+        config: Any = None,
+    ) -> None:
         super().__init__(store, path, metadata, read_only=read_only)
+        #: This array object's own settings (zarr-python's ``config=``: ``order``,
+        #: ``write_empty_chunks``); the others come from :mod:`zarrx.config`.
+        self._config = array_settings(config, where=f"array {self.name!r}")
         #: ``(metadata, its ChunkStore)``, built on the first read or write: listing a
         #: group of many arrays opens each without preparing what only I/O needs.
         self._chunks: tuple[Any, ChunkStore] | None = None
@@ -52,10 +59,18 @@ class Array(Node):
         held = self._chunks
         if held is None or held[0] is not metadata:
             held = (metadata, ChunkStore(
-                self._store, data_prefix(self._path, metadata), metadata, self.name
+                self._store, data_prefix(self._path, metadata), metadata, self.name,
+                self._config.get("write_empty_chunks"),
             ))
             self._chunks = held
         return held[1]
+
+    def with_config(self, config: Any) -> Array:
+        """This array with other per-array settings (zarr-python's ``with_config``): the
+        keys given replace this object's, the others are kept."""
+        merged = {**self._config, **array_settings(config, where=f"array {self.name!r}")}
+        return type(self)(self._store, self._path, self._metadata, read_only=self._read_only,
+                          config=merged)
 
     # -- description ------------------------------------------------------------------
     @property
@@ -251,7 +266,10 @@ class Array(Node):
 
     def _select(self, selected: Selected, out: Any, fields: Any) -> Any:
         """The read selection, then zarr-python's ``fields`` (of a structured dtype) and
-        ``out`` (a NumPy array of the selection's shape to read into)."""
+        ``out`` (a NumPy array of the selection's shape to read into). ``out`` follows the
+        rule of a NumPy ufunc's ``out=``: values are cast to its dtype when the cast is
+        ``"same_kind"`` (float64 into float32, int64 into int8), and refused otherwise
+        (float into int, a number into bool), before anything is written into it."""
         result = self._read(selected)
         if fields is not None:
             if self.dtype.names is None:
@@ -264,7 +282,13 @@ class Array(Node):
                 f"{self.name}: out must be a NumPy array of shape {np.shape(result)}, "
                 f"got {getattr(out, 'shape', type(out).__name__)}"
             )
-        out[...] = result
+        if not np.can_cast(np.asarray(result).dtype, out.dtype, casting="same_kind"):
+            raise CastingError(
+                f"array {self.name!r}: cannot read {np.asarray(result).dtype} values into out= of "
+                f"dtype {out.dtype} (NumPy's 'same_kind' rule for out=, as in ufuncs); pass "
+                f"out= of a dtype that holds them, or cast the result yourself"
+            )
+        np.copyto(out, result, casting="same_kind")
         return out
 
     def get_basic_selection(

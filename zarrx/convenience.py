@@ -24,6 +24,7 @@ import numpy as np
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarrx.arrays import Array
 from zarrx.codecs.pipeline import coerce_codec
+from zarrx.config import array_settings
 from zarrx.errors import ArgumentError
 from zarrx.hierarchy import create_array
 
@@ -33,8 +34,6 @@ UNSUPPORTED = {
     "chunk_store": "zarrx keeps chunks in the array's own store",
     "object_codec": "object arrays are not supported; use dtype=str or bytes",
     "meta_array": "zarrx returns NumPy arrays",
-    "write_empty_chunks": "zarrx never writes chunks equal to the fill value",
-    "config": "zarrx has no per-array runtime configuration (see zarrx.config)",
 }
 #: zarr-python keywords that are hints without effect in zarrx (accepted, ignored).
 IGNORED = ("cache_metadata", "cache_attrs")
@@ -65,8 +64,12 @@ def create_keywords(**kw: Any) -> dict[str, Any]:
     """zarr-python's ``create`` keywords (those given) as :func:`create_array` keywords."""
     for name, why in UNSUPPORTED.items():
         value = kw.pop(name, None)
-        if value is not None and not (name == "write_empty_chunks" and value is False):
+        if value is not None:
             raise ArgumentError(f"{name}={value!r} is not supported: {why}")
+    write_empty_chunks = kw.pop("write_empty_chunks", None)
+    if write_empty_chunks is not None:  # zarr-python's older spelling of config=
+        kw["config"] = array_settings(kw.get("config"), where="create",
+                                      write_empty_chunks=write_empty_chunks)
     for name in IGNORED:
         kw.pop(name, None)
     if kw.pop("read_only", None):
@@ -229,6 +232,7 @@ def from_array(
     dimension_names: Any = None,
     storage_options: Mapping[str, Any] | None = None,
     overwrite: bool = False,
+    config: Any = None,
 ) -> Array:
     """A new array in ``store`` holding ``data`` (a zarrx Array — copied chunk by chunk,
     its chunks, shards, codecs, fill value, attributes and dimension names kept where a
@@ -264,5 +268,5 @@ def from_array(
     return create_array(
         store, name=name, data=data, write_data=write_data,
         zarr_format=3 if zarr_format is None else zarr_format,
-        storage_options=storage_options, overwrite=overwrite, **kw,
+        storage_options=storage_options, overwrite=overwrite, config=config, **kw,
     )

@@ -7,7 +7,6 @@ Defaults follow zarr-python 3 so that arrays look the same whichever library mad
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
+from zarrx.chunking import auto_partition
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
@@ -39,34 +39,55 @@ from zarrx.metadata.v3_draft import (
 )
 from zarrx.metadata.v3_draft import native as draft_native
 
-#: Target decoded size of a chunk when ``chunks`` is not given.
-AUTO_CHUNK_BYTES = 1 << 20
 DEFAULT_COMPRESSORS = ({"name": "zstd", "configuration": {"level": 0, "checksum": False}},)
 DEFAULT_SERIALIZER = {"name": "bytes", "configuration": {"endian": "little"}}
 
 
-def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """``chunks`` as a tuple of positive ints; ``None``/``"auto"`` guesses ~1 MiB chunks."""
-    if chunks is None or chunks == "auto" or chunks is True:
-        guess = [max(s, 1) for s in shape]
-        while math.prod(guess) * itemsize > AUTO_CHUNK_BYTES and max(guess) > 1:
-            axis = guess.index(max(guess))
-            guess[axis] = -(-guess[axis] // 2)
-        return tuple(guess)
-    if isinstance(chunks, int) and not isinstance(chunks, bool):
-        chunks = (chunks,) * len(shape)
-    if not isinstance(chunks, Sequence) or len(chunks) != len(shape):
+def _is_auto(value: Any) -> bool:
+    return value is None or value is True or (isinstance(value, str) and value == "auto")
+
+
+def normalize_chunks(
+    chunks: Any, shape: tuple[int, ...], *, where: str = "array", field: str = "chunks"
+) -> tuple[int, ...]:
+    """Explicit ``chunks`` (or shards) as a tuple of positive ints: an int is the same size
+    on every axis; ``None`` or ``-1`` on an axis is the whole axis."""
+    if isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
+        chunks = (int(chunks),) * len(shape)
+    if isinstance(chunks, str) or not isinstance(chunks, Sequence) or len(chunks) != len(shape):
         raise MetadataError(
-            f"chunks {chunks!r} must be an int or a sequence of {len(shape)} ints for shape {shape}"
+            f"{where}: {field} {chunks!r} must be an int or a sequence of {len(shape)} ints "
+            f"for shape {shape}"
         )
     out = []
     for c, s in zip(chunks, shape):
         if c is None or c == -1:
             c = max(s, 1)
         if not isinstance(c, int | np.integer) or isinstance(c, bool) or c < 1:
-            raise MetadataError(f"chunk sizes must be positive integers, got {chunks!r}")
+            raise MetadataError(f"{where}: {field} must be positive integers, got {chunks!r}")
         out.append(int(c))
     return tuple(out)
+
+
+def partition(
+    request: ArrayRequest, itemsize: int
+) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """``(chunk shape, shard shape or None)`` of a new array: ``"auto"`` (or ``None``)
+    chunks and ``"auto"`` shards as zarr-python 3 chooses them (:mod:`zarrx.chunking`,
+    ``itemsize``: the element size zarr-python uses, 1 for variable-length types), a
+    shard shape checked to be a multiple of the chunk shape."""
+    r, where = request, request.where
+    chunks, shards = r.chunks, r.shard_shape
+    chunks = "auto" if _is_auto(chunks) else normalize_chunks(chunks, r.shape, where=where)
+    if shards is not None and not (isinstance(shards, str) and shards == "auto"):
+        shards = normalize_chunks(shards, r.shape, where=where, field="shards")
+    shard_shape, chunk_shape = auto_partition(r.shape, chunks=chunks, shards=shards,
+                                              itemsize=itemsize)
+    if shard_shape is not None and any(s % c for s, c in zip(shard_shape, chunk_shape)):
+        raise MetadataError(
+            f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
+        )
+    return chunk_shape, shard_shape
 
 
 def _is_rectilinear(chunks: Any) -> bool:
@@ -78,9 +99,11 @@ def _is_rectilinear(chunks: Any) -> bool:
 
 
 def _codec_list(value: Any, *, where: str) -> list[Codec]:
+    """Codecs given as one (an object of zarrx, numcodecs or zarr-python, a dict, a name)
+    or as a list or tuple of them."""
     if value is None:
         return []
-    if isinstance(value, Mapping | Codec | str) or hasattr(value, "codec_id"):
+    if not isinstance(value, list | tuple):
         value = [value]
     return [coerce_codec(v, where=where) for v in value]
 
@@ -115,11 +138,25 @@ class ArrayRequest:
         if isinstance(shape, int):
             shape = (shape,)
         object.__setattr__(self, "shape", parse_shape(list(shape), where=self.where))
+        _check_item_size(self.dtype, self.where)
 
     def compressor_codecs(self) -> list[Codec]:
         """The bytes→bytes codecs asked for (``"auto"``: zstd, level 0)."""
         compressors = DEFAULT_COMPRESSORS if self.compressors == "auto" else self.compressors
         return _codec_list(compressors, where=self.where)
+
+    @property
+    def shard_shape(self) -> Any:
+        """The shards asked for: ``None``, ``"auto"``, a shape (zarr-python's
+        ``{"shape": ..., "index_location": ...}`` form too)."""
+        return self.shards.get("shape") if isinstance(self.shards, Mapping) else self.shards
+
+    @property
+    def index_location(self) -> Any:
+        """Where a shard's index lies (``"end"`` unless ``shards`` is a mapping saying)."""
+        if isinstance(self.shards, Mapping):
+            return self.shards.get("index_location", "end")
+        return "end"
 
     def separator(self, default: str) -> str:
         """The chunk key separator asked for (v2 and the draft keep only the separator)."""
@@ -130,6 +167,26 @@ class ArrayRequest:
 
     def user_attributes(self) -> dict[str, Any]:
         return dict(self.attributes or {})
+
+
+def _check_item_size(dtype: Any, where: str) -> None:
+    """Refuse a fixed-size type of no size (``"<U"``, ``"S0"``, ``"V0"``, a record of no
+    fields): no value fits in it, and no Zarr reader opens it."""
+    if variable_kind(dtype) or ml_name(dtype):
+        return
+    try:
+        parsed = np.dtype(dtype)
+    except TypeError:
+        return  # (not a NumPy type: each format's builder says what it takes)
+    if parsed.itemsize == 0:
+        hint = {
+            "U": "give the length in characters, e.g. '<U16', or dtype=str for "
+                 "variable-length strings",
+            "S": "give the length in bytes, e.g. 'S16', or dtype=bytes for variable-length "
+                 "bytes",
+        }.get(parsed.kind, "give it a size, e.g. 'V8'" if parsed.fields is None
+              else "give the record at least one field")
+        raise MetadataError(f"{where}: data type {parsed.str!r} holds zero bytes; {hint}")
 
 
 def _explicit_byte_order(dtype: np.dtype) -> np.dtype:
@@ -169,7 +226,7 @@ def array_metadata_v2(request: ArrayRequest) -> ArrayMetadataV2:
             fill_value = "" if kind == "text" else b""
     ml = MLDataType.from_numpy(dtype) if ml_name(dtype) else None
     stored = _explicit_byte_order(OBJECT if kind else ml.dtype if ml else np.dtype(dtype))
-    chunk_shape = normalize_chunks(r.chunks, shape, stored.itemsize)
+    chunk_shape, _ = partition(r, 1 if kind else stored.itemsize)
     check_product(chunk_shape, where=where, field="chunks", itemsize=stored.itemsize)
     separator = r.separator(".")
     compressor_list = r.compressor_codecs()
@@ -200,7 +257,7 @@ def array_metadata_v2(request: ArrayRequest) -> ArrayMetadataV2:
 def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
     """Validated v3 metadata for a new array, codecs evolved for its data type."""
     r, where = request, request.where
-    shape, dtype, chunks, shards, serializer = r.shape, r.dtype, r.chunks, r.shards, r.serializer
+    shape, dtype, chunks, serializer = r.shape, r.dtype, r.chunks, r.serializer
     kind = variable_kind(dtype)
     if kind:
         data_type: Any = StringDataType() if kind == "text" else BytesDataType()
@@ -217,7 +274,7 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
     if kind and serializer == "auto":
         serializer = {"name": "vlen-utf8" if kind == "text" else "vlen-bytes"}
     if _is_rectilinear(chunks):  # per-axis chunk sizes: a plugin grid
-        if shards is not None:
+        if r.shards is not None:
             raise MetadataError(f"{where}: variable chunk sizes cannot be sharded")
         grid = registry.chunk_grids.get("rectilinear").from_config(
             {
@@ -225,9 +282,9 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
                 "chunk_shapes": [list(c) if isinstance(c, Sequence) else c for c in chunks],
             }
         )
-        chunk_shape = grid.chunk_shape_at((0,) * len(shape))
-    else:
-        chunk_shape = normalize_chunks(chunks, shape, max(data_type.dtype.itemsize, 16))
+        chunk_shape, shard_shape = grid.chunk_shape_at((0,) * len(shape)), None
+    else:  # zarr-python's element size: none (1) for variable-length types
+        chunk_shape, shard_shape = partition(r, 1 if kind else data_type.dtype.itemsize)
         grid = registry.chunk_grids.get("regular")(chunk_shape)
     check_product(chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
     grid.validate(shape, where)
@@ -248,23 +305,14 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
 
     fill = data_type.coerce_fill(r.fill_value)
     codecs: list[Any] = [*array_array, *serializer_codecs, *bytes_bytes]
-    if shards is not None:
-        index_location = "end"
-        if isinstance(shards, Mapping):  # zarr-python's {"shape": ..., "index_location": ...}
-            index_location = shards.get("index_location", "end")
-            shards = shards.get("shape")
-        shard_shape = normalize_chunks(shards, shape, data_type.dtype.itemsize)
-        if any(s % c for s, c in zip(shard_shape, chunk_shape)):
-            raise MetadataError(
-                f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
-            )
+    if shard_shape is not None:
         sharding = registry.codecs.get("sharding_indexed")
         codecs = [
             sharding.from_config(
                 {
                     "chunk_shape": list(chunk_shape),
                     "codecs": [c.to_dict() for c in codecs],
-                    "index_location": index_location,
+                    "index_location": r.index_location,
                 }
             )
         ]
@@ -324,7 +372,7 @@ def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
         )
     stored = _explicit_byte_order(np.dtype(dtype))
     data_type = data_type_to_json(stored)
-    chunk_shape = normalize_chunks(r.chunks, shape, stored.itemsize)
+    chunk_shape, shard_shape = partition(r, stored.itemsize)
     separator = r.separator("/")
     codecs = r.compressor_codecs()
     if len(codecs) > 1:
@@ -358,12 +406,9 @@ def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
             raise MetadataError(f"{where}: filters must be numcodecs codecs: {e}") from None
         user_attributes["filters"] = configs
     doc["attributes"] = user_attributes
-    if r.shards is not None:
-        shard_shape = normalize_chunks(r.shards, shape, stored.itemsize)
-        if not shape or any(s % c for s, c in zip(shard_shape, chunk_shape)):
-            raise MetadataError(
-                f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
-            )
+    if shard_shape is not None:
+        if not shape:
+            raise MetadataError(f"{where}: a 0-dimensional array cannot be sharded")
         doc["storage_transformers"] = [{
             "extension": SHARDING_URI,
             "type": "indexed",

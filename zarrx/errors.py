@@ -177,3 +177,26 @@ class UpdateConflictError(StoreError):
 
 
 __all__ += ["UpdateConflictError"]
+
+
+class KernelsMissingError(MissingDependencyError):
+    """zarrx's compiled kernels (``zarrx._core``) are not there: usually the unbuilt source
+    tree (a clone) is imported instead of the installed package; the message says what
+    to do."""
+
+
+class PathNotFoundError(NodeNotFoundError, StoreNotFoundError):
+    """Nothing at all is stored at the path to open (no directory, no key under it), in a
+    mode that opens only what exists (``r``, ``r+``): a ``FileNotFoundError`` as well as a
+    :class:`NodeNotFoundError`."""
+
+
+__all__ += ["KernelsMissingError", "PathNotFoundError"]
+
+
+class CastingError(ZarrxError, TypeError):
+    """Values cannot be cast to the dtype asked for under NumPy's rule for the call (the
+    ``"same_kind"`` rule of a ufunc's ``out=``, for ``out=`` of a read)."""
+
+
+__all__ += ["CastingError"]

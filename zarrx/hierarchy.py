@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.arrays import Array
+from zarrx.config import array_settings
 from zarrx.creation import array_metadata
 from zarrx.errors import ArgumentError
 from zarrx.metadata.io import check_format, normalize_path
@@ -52,13 +53,15 @@ def create_array(
     overwrite: bool = False,
     write_data: bool = True,
     extensions: Any = None,
+    config: Any = None,
 ) -> Array:
     """Create an array (and missing parent groups) and return it, open for writing.
 
     Keywords and defaults are zarr-python 3's. With ``data`` (a NumPy array, any
     array-like, or a zarrx Array, which is copied chunk by chunk), the shape and dtype
     come from it and, unless ``write_data=False``, it is written; if that write fails,
-    the new array is erased again."""
+    the new array is erased again. ``config`` holds zarr-python's per-array settings
+    (``{"write_empty_chunks": True}``) for the Array returned."""
     zarr_format = check_format(3 if zarr_format is None else zarr_format)
     path = normalize_path(name)
     where = f"array {'/' + path!r}"
@@ -66,6 +69,7 @@ def create_array(
         data, shape, dtype = _data_shape_dtype(data, shape, dtype, where)
     elif shape is None:
         raise ArgumentError(f"{where}: pass shape (and dtype), or data")
+    settings = array_settings(config, where=where)  # (refused before anything is written)
     s = open_store(store, "w" if overwrite else "a", storage_options)
     meta = array_metadata(
         zarr_format=zarr_format,
@@ -85,7 +89,7 @@ def create_array(
         where=where,
     )
     meta = create_node(s, path, meta, overwrite=overwrite)
-    array = Array(s, path, meta)
+    array = Array(s, path, meta, config=settings)
     if data is not None and write_data:
         try:
             _write_data(array, data)

@@ -106,7 +106,7 @@ def test_tree_shows_shapes_and_dtypes(tmp_path, zarr_format, capsys):
     assert "counts (9, 5) int32" in out
     assert "└── empty" in out or "├── empty" in out
     assert main(["tree", str(root / "temperature")]) == 0
-    assert capsys.readouterr().out.strip() == "/ (20, 30) float64"
+    assert capsys.readouterr().out.strip() == "/temperature (20, 30) float64"  # (as named)
 
 
 def test_spec_prints_the_zom(tmp_path, zarr_format, capsys):
@@ -170,7 +170,7 @@ def test_validate_and_info_errors_exit_2(tmp_path, capsys):
     assert main(["validate", str(root), "--spec", str(tmp_path / "missing.json")]) == 2
     assert "cannot read the spec file" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "nothing")]) == 2
-    assert "no array or group" in capsys.readouterr().err
+    assert f"{tmp_path / 'nothing'} does not exist" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["validate", str(root)])  # --spec is required
     assert exit_.value.code == 2
@@ -201,3 +201,72 @@ def test_the_installed_command(tmp_path):
     np.testing.assert_array_equal(
         zarrx.open_array(str(tmp_path / "out"), path="labels/counts")[...],
         zarrx.open_array(str(root), path="labels/counts")[...])
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_node_inside_a_hierarchy_is_named_as_in_it(tmp_path, zarr_format, capsys,
+                                                     monkeypatch):
+    """``zarrx info demo.zarr/volume`` says ``Path : /volume``, not ``/``, however the path
+    is written (relative, from inside the hierarchy, nested deeper)."""
+    root = zarr_python_source(tmp_path / "h", zarr_format)
+    assert main(["info", str(root / "temperature"), "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert (facts["location"], facts["path"]) == (str(root / "temperature"), "/temperature")
+    assert main(["info", str(root / "labels" / "counts"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == "/labels/counts"
+    monkeypatch.chdir(root / "labels")
+    assert main(["info", "counts"]) == 0
+    assert "Path               : /labels/counts" in capsys.readouterr().out.splitlines()
+    assert main(["info", "."]) == 0
+    assert "Path               : /labels" in capsys.readouterr().out.splitlines()
+    assert main(["tree", "."]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "/labels"
+    spec = from_zarr(zarrx.open(str(root / "labels"), mode="r"))
+    assert main(["spec", "."]) == 0  # (the ZOM of the node, as before)
+    assert from_json(json.loads(capsys.readouterr().out)) == spec
+
+
+def test_a_hierarchy_in_a_plain_directory_is_its_own_root(tmp_path, capsys):
+    """Only directories that are Zarr groups count as the hierarchy above a node."""
+    zarrx.create_array(str(tmp_path / "plain" / "a.zarr"), shape=(2,), dtype="u1")
+    assert main(["info", str(tmp_path / "plain" / "a.zarr"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == "/"
+
+
+def test_storage_options_are_a_json_object_for_urls(tmp_path, capsys):
+    root = zarr_python_source(tmp_path / "h", 3)
+    for argv, message in [
+        (["info", str(root), "--storage-options", "{anon"], "--storage-options is not JSON"),
+        (["tree", str(root), "--storage-options", "[1]"], "must be a JSON object"),
+        (["spec", str(root), "--storage-options", '{"anon": true}'], "is a local path"),
+        (["validate", str(root), "--spec", "x.json", "--storage-options", '{"a": 1}'],
+         "is a local path"),
+        (["convert", str(root), str(tmp_path / "out"), "--zarr-format", "2",
+          "--dst-storage-options", '{"a": 1}'], "is a local path"),
+    ]:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert main(["info", str(root), "--storage-options", "{}"]) == 0  # (empty: nothing to pass)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_node_is_named_with_its_article(tmp_path):
+    zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype="u1")
+    with pytest.raises(zarrx.errors.NodeExistsError, match=r"^an array already exists at '/'"):
+        zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype="u1")
+    zarrx.create_group(str(tmp_path / "g"))
+    with pytest.raises(zarrx.errors.NodeExistsError, match=r"^a group already exists at '/'"):
+        zarrx.create_array(str(tmp_path / "g"), shape=(2,), dtype="u1")
+
+
+@pytest.mark.parametrize(("zarr_format", "key"), [(3, "zarr.json"), (2, ".zgroup")])
+def test_invalid_json_names_the_store_and_the_key(tmp_path, zarr_format, key, capsys):
+    zarrx.create_group(str(tmp_path / "g"), zarr_format=zarr_format)
+    (tmp_path / "g" / key).write_text("{not json")
+    with pytest.raises(zarrx.errors.MetadataError) as e:
+        zarrx.open(str(tmp_path / "g"), mode="r")
+    message = str(e.value)
+    assert message.startswith(f"{key}: invalid JSON (")
+    assert message.endswith(f"(store: LocalStore('{tmp_path / 'g'}', read_only=True))")
+    assert main(["info", str(tmp_path / "g")]) == 2
+    assert f"{key}: invalid JSON" in capsys.readouterr().err

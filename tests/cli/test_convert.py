@@ -231,7 +231,7 @@ def test_destinations_are_protected(tmp_path, capsys):
                  "--overwrite", "--resume"]) == 2
     assert main(["convert", str(tmp_path / "missing"), str(tmp_path / "y"),
                  "--zarr-format", "3"]) == 2
-    assert "no array or group" in capsys.readouterr().err
+    assert f"the source {tmp_path / 'missing'} does not exist" in capsys.readouterr().err
     assert main(["convert", str(src), str(tmp_path / "z"), "--zarr-format", "3",
                  "--threads", "0"]) == 2
     assert "--threads must be a positive integer" in capsys.readouterr().err
@@ -372,3 +372,28 @@ def test_a_killed_process_resumes(tmp_path):
     assert copied + before == 3000
     assert not state_file.exists()
     assert bits(zarr_read(dst, "", 3)) == bits(a[...])
+
+
+@pytest.mark.parametrize("existed", [False, True], ids=["new", "empty directory"])
+def test_a_corrupt_source_leaves_no_partial_copy(tmp_path, capsys, existed):
+    """A chunk the source cannot decode stops the copy for good: no --resume advice (a
+    re-run meets the same chunk), and the partial destination is removed — or emptied,
+    when it was an empty directory before — as the message says."""
+    src = zarr_python_source(tmp_path / "v3", 3)
+    bad = sorted(p for p in (src / "temperature").rglob("*") if p.is_file()
+                 and p.name != "zarr.json")[-1]
+    bad.write_bytes(b"not zstd")
+    dst = tmp_path / "out"
+    if existed:
+        dst.mkdir()
+    assert main(["convert", str(src), str(dst), "--zarr-format", "2", "--threads", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--resume" not in err
+    assert f"the partial destination {dst} was {'emptied' if existed else 'removed'}" in err
+    assert "could not be decoded" in err
+    assert "temperature" in err
+    assert dst.exists() == existed
+    if existed:
+        assert list(dst.iterdir()) == []
+    bad.unlink()  # (a missing chunk is the fill value: the same command now succeeds)
+    assert main(["convert", str(src), str(dst), "--zarr-format", "2"]) == 0

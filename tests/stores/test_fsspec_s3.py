@@ -434,3 +434,32 @@ def test_module_examples_run() -> None:
     result = doctest.testmod(importlib.import_module("zarrx.stores.fsspec"))
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_the_command_line_reaches_s3_through_storage_options(
+    s3: S3Server, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--storage-options`` (JSON) carries the endpoint and credentials for the URLs of
+    ``info``, ``tree``, ``spec``, ``validate`` and ``convert`` (both ways)."""
+    from zarrx.cli.main import main
+
+    url = _url(where, "data.zarr")
+    g = zarrx.open_group(url, mode="w", storage_options=s3.options)
+    g.create_array("x", shape=(6,), chunks=(3,), dtype="i2")[:] = np.arange(6)
+    options = json.dumps(s3.options)
+    assert main(["info", f"{url}/x", "--storage-options", options, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["shape"] == [6]
+    assert main(["tree", url, "--storage-options", options]) == 0
+    assert "x (6,) int16" in capsys.readouterr().out
+    assert main(["spec", url, "--storage-options", options, "-o", str(tmp_path / "s.json")]) == 0
+    assert main(["validate", url, "--spec", str(tmp_path / "s.json"),
+                 "--storage-options", options]) == 0
+    local = tmp_path / "copy.zarr"
+    assert main(["convert", url, str(local), "--zarr-format", "2", "--no-progress",
+                 "--storage-options", options]) == 0
+    back = _url(where, "back.zarr")
+    assert main(["convert", str(local), back, "--zarr-format", "3", "--no-progress",
+                 "--dst-storage-options", options]) == 0
+    capsys.readouterr()
+    got = zarrx.open_array(f"{back}/x", mode="r", storage_options=s3.options)[...]
+    np.testing.assert_array_equal(got, np.arange(6))

@@ -346,3 +346,37 @@ def test_a_hierarchy_is_listed_one_depth_at_a_time(s3: S3Server, where: str) -> 
     assert len(listings) == 4  # the root, then its three groups
     gets = [r for r in requests if r.method == "GET" and not r.query]
     assert len(gets) == 1 + 3 + 12  # the root, then each child's zarr.json once
+
+
+def _unreachable() -> ObstoreStore:
+    """An S3 store whose endpoint refuses connections at once (nothing listens there)."""
+    from datetime import timedelta
+
+    short = timedelta(milliseconds=50)
+    return ObstoreStore(S3Store(
+        BUCKET, endpoint="http://127.0.0.1:9", region="us-east-1", aws_access_key_id="k",
+        aws_secret_access_key="s", client_options={"allow_http": True, "timeout": "5s"},
+        retry_config={"max_retries": 0, "retry_timeout": short,
+                      "backoff": {"init_backoff": short, "max_backoff": short, "base": 2}},
+    ))
+
+
+@pytest.mark.parametrize("call", ["get", "set", "list_dir", "open"])
+def test_a_failing_request_is_one_line_with_the_original_kept(call: str) -> None:
+    """obstore's message with its multi-line Rust debug dump becomes one line of a
+    zarrx.errors.StoreError, naming the key, the store and the innermost cause."""
+    from obstore.exceptions import BaseError
+
+    store = _unreachable()
+    with pytest.raises(zarrx.errors.StoreError) as e:
+        {"get": lambda: store.get("a/zarr.json"),
+         "set": lambda: store.set("a/zarr.json", b"{}"),
+         "list_dir": lambda: store.list_dir("a/"),
+         "open": lambda: zarrx.open_group(store, mode="r", path="a")}[call]()
+    message = str(e.value)
+    assert "\n" not in message
+    assert "Debug source" not in message
+    assert "(Connection refused)" in message
+    assert "'a/" in message
+    assert isinstance(e.value.__cause__, BaseError)
+    assert "Debug source" in str(e.value.__cause__)  # (the original, whole)

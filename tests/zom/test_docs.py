@@ -1,5 +1,5 @@
-"""docs/zom.md runs: its Python blocks, in order, in an empty directory, print what the
-page says they print."""
+"""docs/zom.md runs: its Python blocks, in order, in an empty directory, each in a fresh
+namespace (each stands alone), print what the page says they print."""
 
 import contextlib
 import io
@@ -34,12 +34,11 @@ def _expected(block: str) -> list[str]:
 
 def test_the_examples_run_and_print_what_the_page_says(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {}
     blocks = _blocks()
     assert len(blocks) >= 6
     for block in blocks:
         stdout = io.StringIO()
         with contextlib.redirect_stdout(stdout):
-            exec(compile(block, str(DOC), "exec"), namespace)
+            exec(compile(block, str(DOC), "exec"), {})
         assert stdout.getvalue().splitlines() == _expected(block), block
     assert (tmp_path / "experiment.zarr" / "zarr.json").exists()

@@ -38,6 +38,7 @@ from zarrx.errors import (
     ArgumentError,
     MetadataError,
     NodeExistsError,
+    PathNotFoundError,
     VerificationError,
     ZarrxError,
 )
@@ -251,6 +252,35 @@ def _holds_zarr(store: Any) -> bool:
         return store.get("zarr.json") is not None or store.get(".zgroup") is not None
 
 
+def _again(error: BaseException) -> bool:
+    """Whether running the conversion again may get past ``error``: an interruption, the
+    machine or a store failing (``OSError``, store errors), anything unexpected — not what
+    zarrx found wrong with the data (a corrupt chunk, metadata, a shape), which a re-run
+    meets again."""
+    from zarrx.errors import StoreError
+
+    return not isinstance(error, ZarrxError) or isinstance(error, StoreError)
+
+
+def _local_dir(location: Any) -> str | None:
+    if isinstance(location, str | os.PathLike):
+        text = os.fspath(location)
+        if "://" not in text:
+            return text
+        if text.startswith("file://"):
+            return text[len("file://"):]
+    return None
+
+
+def _remove_empty(directory: str) -> None:
+    """Remove ``directory`` if nothing but empty directories is left in it."""
+    for root, _, _ in sorted(os.walk(directory), key=lambda w: -len(w[0])):
+        try:
+            os.rmdir(root)
+        except OSError:
+            return
+
+
 def convert(
     src: Any,
     dst: Any,
@@ -262,9 +292,12 @@ def convert(
     threads: int | None = None,
     progress: bool | None = None,
     stream: TextIO | None = None,
+    src_options: dict[str, Any] | None = None,
+    dst_options: dict[str, Any] | None = None,
 ) -> Report:
     """Copy the hierarchy (or array) at ``src`` into ``dst`` as ``zarr_format``
-    (2, 3 or ``"3-draft"``). See the module docstring for the guarantees."""
+    (2, 3 or ``"3-draft"``); ``src_options`` / ``dst_options`` are the storage options
+    of URLs. See the module docstring for the guarantees."""
     import zarrx
     from zarrx.progress import Progress
     from zarrx.stores.url import make_store
@@ -290,7 +323,10 @@ def convert(
     t0 = time.perf_counter()
 
     # 1. the source's structure, mapped to the target model, checked before writing
-    source = zarrx.open(make_store(src, mode="r"), mode="r")
+    try:
+        source = zarrx.open(make_store(src, mode="r", storage_options=src_options), mode="r")
+    except PathNotFoundError:
+        raise PathNotFoundError(f"the source {_describe(src)} does not exist") from None
     if isinstance(source, zarrx.Group):
         members = dict(source.members(max_depth=None))
         flat = {"": node_spec(source.metadata)}
@@ -311,7 +347,9 @@ def convert(
     source_name = _describe(src)
 
     # 2. the destination: fresh, resumed, replaced, or refused
-    store = make_store(dst, mode="a")
+    dst_dir = _local_dir(dst)
+    made_dir = dst_dir is not None and not os.path.exists(dst_dir)
+    store = make_store(dst, mode="a", storage_options=dst_options)
     state = load_state(store)
     if state is not None and overwrite:
         store.erase_prefix("")
@@ -381,13 +419,24 @@ def convert(
     ) as bar:
         try:
             run(tasks, _copy_region, threads, copied)
-        except BaseException:
-            state.save(store)
+        except BaseException as e:
             bar.close()
-            stream.write(
-                f"zarrx: conversion stopped after {state.chunks_done}/{total} chunks; run the "
-                "same command with --resume to continue\n"
-            )
+            if _again(e):
+                state.save(store)
+                stream.write(
+                    f"zarrx: conversion stopped after {state.chunks_done}/{total} chunks; run "
+                    "the same command with --resume to continue\n"
+                )
+            else:  # a re-run meets the same chunk: the partial copy is of no use
+                store.erase_prefix("")
+                if made_dir and dst_dir is not None:
+                    _remove_empty(dst_dir)
+                left = "removed" if made_dir else "emptied"
+                stream.write(
+                    f"zarrx: conversion failed after {state.chunks_done}/{total} chunks: the "
+                    f"copy cannot be finished as it is; the partial destination "
+                    f"{_describe(dst)} was {left}\n"
+                )
             raise
         state.save(store)
 

@@ -82,17 +82,67 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _open(path: str):
-    import zarrx
+def _storage_options(text: str | None, *locations: str) -> dict | None:
+    """``--storage-options`` (a JSON object) for the URLs a command opens."""
+    from zarrx.errors import ArgumentError
 
-    return zarrx.open(path, mode="r")
+    if text is None:
+        return None
+    try:
+        options = json.loads(text)
+    except ValueError as e:
+        raise ArgumentError(f"--storage-options is not JSON: {e}") from None
+    if not isinstance(options, dict):
+        raise ArgumentError(f"--storage-options must be a JSON object, got {text!r}")
+    local = [loc for loc in locations if "://" not in loc]
+    if options and local:
+        raise ArgumentError(
+            f"--storage-options apply to URLs (s3://, gs://, https:// …); {local[0]!r} is a "
+            "local path"
+        )
+    return options or None
+
+
+def _hierarchy_root(location: str) -> tuple[str, str]:
+    """``(root, path)``: a local path inside a hierarchy (``demo.zarr/volume``) as the
+    hierarchy's root directory and the node's path in it, so the node is named as in its
+    hierarchy (``/volume``); any other location as itself, at the root."""
+    from zarrx.errors import ZarrxError
+    from zarrx.metadata.io import find_node
+    from zarrx.storage import LocalStore
+
+    if "://" in location:
+        return location, ""
+    node = Path(location).absolute()
+    root, parts = node, list[str]()
+    while root.parent != root:
+        try:
+            parent = find_node(LocalStore(root.parent, read_only=True), "")
+        except (ZarrxError, OSError):
+            break
+        if parent is None or parent.node_type != "group":
+            break
+        parts.insert(0, root.name)
+        root = root.parent
+    return (str(root), "/".join(parts)) if parts else (location, "")
+
+
+def _open(path: str, storage_options: dict | None = None):
+    import zarrx
+    from zarrx.errors import PathNotFoundError
+
+    root, inner = _hierarchy_root(path)
+    try:
+        return zarrx.open(root, mode="r", path=inner or None, storage_options=storage_options)
+    except PathNotFoundError:
+        raise PathNotFoundError(f"{path} does not exist") from None
 
 
 def _info(args: argparse.Namespace) -> int:
     import zarrx
     from zarrx.info import array_summary, group_summary, render
 
-    node = _open(args.path)
+    node = _open(args.path, _storage_options(args.storage_options, args.path))
     summary = array_summary(node) if isinstance(node, zarrx.Array) else group_summary(node)
     summary = {"location": args.path, **summary}
     print(json.dumps(summary, indent=2) if args.json else render(summary))
@@ -100,7 +150,7 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _tree(args: argparse.Namespace) -> int:
-    node = _open(args.path)
+    node = _open(args.path, _storage_options(args.storage_options, args.path))
     if hasattr(node, "tree"):
         print(f"{node.tree()}")
     else:
@@ -111,7 +161,7 @@ def _tree(args: argparse.Namespace) -> int:
 def _spec(args: argparse.Namespace) -> int:
     from zarrx.zom import from_zarr
 
-    spec = from_zarr(args.path)
+    spec = from_zarr(_open(args.path, _storage_options(args.storage_options, args.path)))
     if args.zarr_format is not None:
         spec = spec.to_format(int(args.zarr_format))
     text = spec.dumps(indent=args.indent if args.indent > 0 else None)
@@ -140,8 +190,9 @@ def _load_spec(path: str):
 def _validate(args: argparse.Namespace) -> int:
     from zarrx.zom import diff, from_zarr
 
+    options = _storage_options(args.storage_options, args.path)
     expected = _load_spec(args.spec)
-    found = from_zarr(args.path)
+    found = from_zarr(_open(args.path, options))
     differences = diff(found, expected, ignore=args.ignore or (),
                        attributes=not args.no_attributes, allow_extra=args.allow_extra)
     if not differences:
@@ -157,9 +208,16 @@ def _convert(args: argparse.Namespace) -> int:
     from zarrx.cli.convert import convert
 
     progress = {"on": True, "off": False}.get(args.progress)
+    # --storage-options: for SRC and DST, whichever is a URL; --dst-storage-options: DST's.
+    urls = [loc for loc in (args.src, args.dst) if "://" in loc]
+    options = _storage_options(args.storage_options, *(urls or (args.src, args.dst)))
+    dst_options = options if "://" in args.dst else None
+    if args.dst_storage_options is not None:
+        dst_options = _storage_options(args.dst_storage_options, args.dst)
     report = convert(
         args.src, args.dst, args.zarr_format, overwrite=args.overwrite, resume=args.resume,
         verify=args.verify, threads=args.threads, progress=progress,
+        src_options=options if "://" in args.src else None, dst_options=dst_options,
     )
     mb = report.bytes_copied / 1e6
     rate = mb / report.seconds if report.seconds else 0.0
@@ -208,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     info.add_argument("path", help="a local path or URL (file://, memory://, zip://, s3://…)")
     info.add_argument("--json", action="store_true", help="print the facts as JSON")
+    _url_options(info)
     info.set_defaults(func=_info)
 
     tree = command(
@@ -215,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         "One line per node, nested as the hierarchy is.",
     )
     tree.add_argument("path", help="a local path or URL")
+    _url_options(tree)
     tree.set_defaults(func=_tree)
 
     spec = command(
@@ -228,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     spec.add_argument("--indent", type=int, default=2, help="JSON indent (0: one line)")
     spec.add_argument("--zarr-format", choices=("2", "3"),
                       help="map the ZOM to this format's model first")
+    _url_options(spec)
     spec.set_defaults(func=_spec)
 
     validate = command(
@@ -245,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="do not compare attributes")
     validate.add_argument("--allow-extra", action="store_true",
                           help="members the spec does not mention are not differences")
+    _url_options(validate)
     validate.set_defaults(func=_validate)
 
     conv = command(
@@ -269,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="re-read and compare every chunk (and the structure) afterwards")
     conv.add_argument("--threads", type=int, default=None,
                       help="chunks copied at once (default: zarrx.config 'threads')")
+    _url_options(conv, "SRC and DST, whichever is a URL (DST's: --dst-storage-options)")
+    conv.add_argument("--dst-storage-options", metavar="JSON",
+                      help="options for DST's URL, as --storage-options")
     bar = conv.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_const", const="on",
                      help="always show the progress bar (default: only on a terminal)")
@@ -292,6 +357,14 @@ def build_parser() -> argparse.ArgumentParser:
     fsck.add_argument("path", help="a local directory store")
     fsck.set_defaults(func=_fsck)
     return parser
+
+
+def _url_options(parser: argparse.ArgumentParser, what: str = "PATH") -> None:
+    parser.add_argument(
+        "--storage-options", metavar="JSON",
+        help=f"options for {what} when it is a URL, a JSON object passed to the store "
+        "(fsspec's storage_options, e.g. '{\"anon\": true}' or an endpoint_url)",
+    )
 
 
 def _plugins(args: argparse.Namespace) -> int:

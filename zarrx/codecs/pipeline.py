@@ -59,10 +59,15 @@ def codec_from_json(value: Any, *, where: str) -> Codec:
 
 
 def coerce_codec(value: Any, *, where: str) -> Codec:
-    """Accept a codec object, a metadata dict (v3 ``name`` or v2 ``id`` form) or a
-    numcodecs codec object."""
+    """Accept a codec object, a metadata dict (v3 ``name`` or v2 ``id`` form), a
+    numcodecs codec object or a zarr-python one."""
     if isinstance(value, Codec):
         return value
+    if hasattr(value, "to_dict") and not isinstance(value, Mapping):
+        from zarrx.codecs.zarr_python_compat import codec_json, is_zarr_python_codec
+
+        if is_zarr_python_codec(value):
+            value = codec_json(value, where=where)
     if hasattr(value, "get_config") and hasattr(value, "codec_id"):
         value = dict(value.get_config())
     if isinstance(value, Mapping) and "id" in value and "name" not in value:

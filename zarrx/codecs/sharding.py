@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Self
 
@@ -31,7 +31,7 @@ from zarrx._core.shards import place_chunks
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.abc.store import ByteRange, Part, joined
 from zarrx.chunk_grids.regular import RegularChunkGrid
-from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
+from zarrx.codecs.pipeline import CodecPipeline, PreparedChain, coerce_codec
 from zarrx.errors import CodecError, MetadataError
 from zarrx.runtime.elements import Elements, swap_unit
 from zarrx.runtime.executor import run_all
@@ -41,6 +41,7 @@ from zarrx.runtime.plan import ChunkProjection, plan_ranges
 EMPTY = np.uint64(2**64 - 1)
 EMPTY_INT = 2**64 - 1
 _KEPT = object()  # an inner chunk the update leaves as stored
+DEFAULT_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}]
 DEFAULT_INDEX_CODECS = [
     {"name": "bytes", "configuration": {"endian": "little"}},
     {"name": "crc32c"},
@@ -229,16 +230,41 @@ class ShardLayout:
             raise type(e)(f"inner chunk {p.coords}: {e}") from None
 
 
+def _pipeline(codecs: Any, field_name: str) -> CodecPipeline:
+    where = f"codec 'sharding_indexed' {field_name}"
+    return CodecPipeline([coerce_codec(c, where=where) for c in codecs], where=where)
+
+
 @dataclass(frozen=True, eq=False)
 class ShardingCodec(ArrayBytesCodec):
     """Inner chunks of ``chunk_shape`` encoded with ``codecs``, plus an index."""
 
     chunk_shape: tuple[int, ...]
-    codecs: CodecPipeline
-    index_codecs: CodecPipeline
+    #: Pipelines, or (as zarr-python's constructor takes them) lists of codecs.
+    codecs: CodecPipeline = field(default_factory=lambda: _pipeline(DEFAULT_CODECS, "codecs"))
+    index_codecs: CodecPipeline = field(
+        default_factory=lambda: _pipeline(DEFAULT_INDEX_CODECS, "index_codecs")
+    )
     index_location: str = "end"
 
     name: ClassVar[str] = "sharding_indexed"
+
+    def __post_init__(self) -> None:
+        where = "codec 'sharding_indexed'"
+        shape = self.chunk_shape
+        if (
+            not isinstance(shape, list | tuple)
+            or not shape
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)
+        ):
+            raise MetadataError(f"{where}: chunk_shape must be a list of positive integers")
+        object.__setattr__(self, "chunk_shape", tuple(shape))
+        if self.index_location not in ("start", "end"):
+            raise MetadataError(f"{where}: index_location must be 'start' or 'end'")
+        for field_name in ("codecs", "index_codecs"):
+            value = getattr(self, field_name)
+            if not isinstance(value, CodecPipeline):
+                object.__setattr__(self, field_name, _pipeline(value, field_name))
 
     @classmethod
     def from_config(cls, configuration: Mapping[str, Any]) -> Self:
@@ -246,20 +272,11 @@ class ShardingCodec(ArrayBytesCodec):
         extra = set(configuration) - {"chunk_shape", "codecs", "index_codecs", "index_location"}
         if extra:
             raise MetadataError(f"{where}: unknown configuration fields {sorted(extra)}")
-        shape = configuration.get("chunk_shape")
-        if (
-            not isinstance(shape, list | tuple)
-            or not shape
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)
-        ):
-            raise MetadataError(f"{where}: chunk_shape must be a list of positive integers")
         if "codecs" not in configuration:
             raise MetadataError(f"{where}: 'codecs' is required")
         location = configuration.get("index_location", "end")
-        if location not in ("start", "end"):
-            raise MetadataError(f"{where}: index_location must be 'start' or 'end'")
         return cls(
-            chunk_shape=tuple(shape),
+            chunk_shape=configuration.get("chunk_shape"),  # type: ignore[arg-type]
             codecs=CodecPipeline.from_json(configuration["codecs"], where=f"{where} codecs"),
             index_codecs=CodecPipeline.from_json(
                 configuration.get("index_codecs", DEFAULT_INDEX_CODECS),

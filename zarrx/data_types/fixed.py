@@ -36,9 +36,10 @@ class FixedDataType:
             raise MetadataError(f"expected a fixed-size string or bytes type, got {value!r}")
         length = value.get("configuration", {}).get("length_bytes")
         unit = 4 if value["name"] == "fixed_length_utf32" else 1
-        if not isinstance(length, int) or isinstance(length, bool) or length < 0 or length % unit:
+        if not isinstance(length, int) or isinstance(length, bool) or length < 1 or length % unit:
             raise MetadataError(
-                f"{value['name']}: length_bytes must be a non-negative multiple of {unit}"
+                f"{value['name']}: length_bytes must be a positive multiple of {unit}, "
+                f"got {length!r}"
             )
         return cls(value["name"], length)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx import config
 from zarrx._core.keys import chunk_keys
 from zarrx.abc.codec import ChunkSpec
 from zarrx.abc.store import Store
@@ -37,6 +38,8 @@ class ChunkStore:
     data_prefix: str  # e.g. "path/to/array/" (v3), "data/root/path/" (draft)
     meta: ArrayMetadata
     node: str  # for messages
+    #: The array's own ``write_empty_chunks`` (its ``config=``), or ``None``: zarrx.config's.
+    write_empty_chunks: bool | None = None
     elements: Elements = field(init=False)
     grid: Any = field(init=False, repr=False, compare=False)
     #: ``(head, separator)`` when every chunk key is ``head`` + the coordinates joined by
@@ -54,6 +57,13 @@ class ChunkStore:
         # The grid the engine plans on: the inner chunks' of a sharded array.
         object.__setattr__(self, "grid", self.meta.chunk_grid if shards is None else
                            RegularChunkGrid(shards.chunk_shape))
+
+    def writes_empty_chunks(self) -> bool:
+        """Whether a chunk whose every element equals the fill value is stored (else it is
+        erased): the array's own setting, else ``zarrx.config``'s at the time of the write."""
+        if self.write_empty_chunks is not None:
+            return self.write_empty_chunks
+        return bool(config.get("write_empty_chunks"))
 
     def key(self, coords: tuple[int, ...]) -> str:
         layout = self.key_layout

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from zarrx import config
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.sources import Commit
@@ -58,7 +57,7 @@ def write_from(cs: ChunkStore, projections: Iterable[ChunkProjection], value: np
 def write_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], value: np.ndarray) -> None:
     """Write ``value`` (shape = selection counts, native dtype) into the chunks of
     ``batches`` (see the module's docstring)."""
-    write_empty = config.get("write_empty_chunks")
+    write_empty = cs.writes_empty_chunks()
     source = cs.source
     with background_writes(cs.store) as writes:
         for batch in batches:

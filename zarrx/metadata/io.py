@@ -155,7 +155,26 @@ def read_nodes(
     format is read in one batch. On high-latency stores (object stores) the default
     format's documents are asked for first, so opening a v3 node costs one GET, and v2's
     only where no v3 node was found.
+
+    A refused document is a :class:`MetadataError` naming its key and the store.
     """
+    try:
+        return _read_nodes_of(store, paths, zarr_format, also_fetch, tolerant)
+    except MetadataError as e:
+        raise _in_store(e, store) from None
+
+
+def _in_store(error: MetadataError, store: Store) -> MetadataError:
+    """``error`` (its message names the document's key, as parsers do) naming the store
+    too: ``zarr.json: invalid JSON (...) (store: LocalStore('/data/x.zarr'))``."""
+    if repr(store) in str(error):
+        return error
+    return type(error)(f"{error} (store: {store!r})")
+
+
+def _read_nodes_of(
+    store: Store, paths: Sequence[str], zarr_format: Any, also_fetch: Any, tolerant: bool
+) -> list[Any]:
     if zarr_format is None and store.batched_reads:
         found = _read_nodes(store, paths, (3, v3_draft.FORMAT), None, required=False,
                             tolerant=tolerant)
@@ -297,7 +316,8 @@ def update_node(
         if current is None:
             raise NodeNotFoundError(f"{where}: its document {key!r} was removed meanwhile")
         if current.node_type != meta.node_type:
-            raise NodeTypeError(f"{where}: it became a {current.node_type} meanwhile")
+            article = "an" if current.node_type == "array" else "a"
+            raise NodeTypeError(f"{where}: it became {article} {current.node_type} meanwhile")
         new = change(current)
         written[:] = [new]
         return documents(path, new)[key]

@@ -86,7 +86,8 @@ def prepare_path(
         existing = None  # an implicit group (draft) becomes explicit; its members stay
     if existing is not None and not overwrite:
         raise NodeExistsError(
-            f"a {existing.node_type} already exists at {path or '/'!r} in {store!r}; "
+            f"{'an' if existing.node_type == 'array' else 'a'} {existing.node_type} already "
+            f"exists at {path or '/'!r} in {store!r}; "
             "pass overwrite=True (or mode='w') to replace it"
         )
     parts = path.split("/") if path else []

@@ -40,6 +40,7 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -71,6 +72,18 @@ def _obstore() -> Any:
             "string: it goes through fsspec)"
         ) from error
     return obstore
+
+
+def one_line(error: BaseException) -> str:
+    """An obstore error in one line: its message without the ``Debug source:`` dump of the
+    Rust error that follows it, and the innermost cause that dump names (``Connection
+    refused``) when the message does not say it."""
+    head, _, dump = str(error).partition("Debug source:")
+    line = " ".join(head.split()) or type(error).__name__
+    causes = re.findall(r'message: "([^"\n]*)"', dump)
+    if causes and causes[-1] not in line:
+        line += f" ({causes[-1]})"
+    return line
 
 
 def _absent(error: BaseException) -> bool:
@@ -155,7 +168,9 @@ class ObstoreStore(Store):
                           conditional_writes=self.conditional_writes)
 
     def _error(self, action: str, key: str, error: BaseException) -> StoreError:
-        return StoreError(f"cannot {action} key {key!r} in {self!r}: {error}")
+        """One line (the raising code keeps ``error``, with its Rust debug dump, as the
+        cause)."""
+        return StoreError(f"cannot {action} key {key!r} in {self!r}: {one_line(error)}")
 
     # -- readable ---------------------------------------------------------------------
     async def _size(self, key: str) -> int | None:
