@@ -110,15 +110,21 @@ class Array(Node):
         return codecs[0] if len(codecs) == 1 and codecs[0].name == "sharding_indexed" else None
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        """Shape of a chunk (of an inner chunk when sharded)."""
+    def chunks(self) -> tuple[Any, ...]:
+        """Shape of a chunk (of an inner chunk when sharded); on a grid of variable chunk
+        sizes, per axis the sizes of its chunks inside the array (dask's ``chunks``)."""
         sharding = self._sharding()
-        return sharding.chunk_shape if sharding else self._metadata.chunk_grid.chunk_shape
+        if sharding:
+            return tuple(sharding.chunk_shape)
+        return self._metadata.chunk_grid.chunk_sizes(self._metadata.shape)
 
     @property
-    def shards(self) -> tuple[int, ...] | None:
-        """Shape of a shard, or ``None`` when the array is not sharded."""
-        return self._metadata.chunk_grid.chunk_shape if self._sharding() else None
+    def shards(self) -> tuple[Any, ...] | None:
+        """Shape of a shard (per axis the sizes of variable shards), or ``None`` when the
+        array is not sharded."""
+        if not self._sharding():
+            return None
+        return self._metadata.chunk_grid.chunk_sizes(self._metadata.shape)
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
@@ -206,10 +212,12 @@ class Array(Node):
     def nchunks_initialized(self) -> int:
         """Chunks stored (one listing of the array's keys); when sharded, the chunks of
         the stored shards, as zarr-python counts them."""
-        per_unit = 1
-        if self.shards is not None:
-            per_unit = math.prod(s // c for s, c in zip(self.shards, self.chunks))
-        return len(initialised(self)) * per_unit
+        stored = initialised(self)
+        if self._sharding() is None:
+            return len(stored)
+        grid, inner = self._metadata.chunk_grid, self.chunks
+        return sum(math.prod(s // c for s, c in zip(grid.chunk_shape_at(coords), inner))
+                   for coords, _ in stored)
 
     def nbytes_stored(self) -> int:
         """Bytes the array occupies in its store: documents and chunks."""
@@ -395,9 +403,9 @@ class Array(Node):
         new = self._checked_shape(tuple(int(s) for s in new), self.shape)
         old = self.shape
         grid = self._metadata.chunk_grid
-        old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)
+        old_grid, new_grid = grid.grid_shape(old), grid.resized(new).grid_shape(new)
         # Reset the shrunk margin inside the chunks that survive (still in the old shape).
-        kept = [min(o, n * c) for o, n, c in zip(old, new_grid, grid.chunk_shape)]
+        kept = [min(o, grid.axis_boundary(a, n)) for a, (o, n) in enumerate(zip(old, new_grid))]
         for axis in range(self.ndim):
             if new[axis] < kept[axis]:
                 margin = tuple(

@@ -16,6 +16,7 @@ import numpy as np
 
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
+from zarrx.chunk_grids.rectilinear import RectilinearChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
@@ -216,15 +217,14 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
         data_type = DataType.from_numpy(dtype)
     if kind and serializer == "auto":
         serializer = {"name": "vlen-utf8" if kind == "text" else "vlen-bytes"}
-    if _is_rectilinear(chunks):  # per-axis chunk sizes: a plugin grid
+    if _is_rectilinear(chunks):  # per-axis chunk sizes: the rectilinear grid
         if shards is not None:
-            raise MetadataError(f"{where}: variable chunk sizes cannot be sharded")
-        grid = registry.chunk_grids.get("rectilinear").from_config(
-            {
-                "kind": "inline",
-                "chunk_shapes": [list(c) if isinstance(c, Sequence) else c for c in chunks],
-            }
-        )
+            raise MetadataError(
+                f"{where}: sharded arrays take regular inner chunks; give the variable "
+                "sizes as shards= instead"
+            )
+        grid = RectilinearChunkGrid.from_sizes(chunks)
+        grid.validate(shape, where)
         chunk_shape = grid.chunk_shape_at((0,) * len(shape))
     else:
         chunk_shape = normalize_chunks(chunks, shape, max(data_type.dtype.itemsize, 16))
@@ -253,10 +253,17 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
         if isinstance(shards, Mapping):  # zarr-python's {"shape": ..., "index_location": ...}
             index_location = shards.get("index_location", "end")
             shards = shards.get("shape")
-        shard_shape = normalize_chunks(shards, shape, data_type.dtype.itemsize)
-        if any(s % c for s, c in zip(shard_shape, chunk_shape)):
+        if _is_rectilinear(shards):  # shards of variable sizes, each a multiple of chunks
+            shard_grid: Any = RectilinearChunkGrid.from_sizes(shards)
+            shard_grid.validate(shape, where)
+            multiples = shard_grid.multiple_of(chunk_shape)
+        else:
+            shard_shape = normalize_chunks(shards, shape, data_type.dtype.itemsize)
+            shard_grid = registry.chunk_grids.get("regular")(shard_shape)
+            multiples = not any(s % c for s, c in zip(shard_shape, chunk_shape))
+        if not multiples:
             raise MetadataError(
-                f"{where}: shards {shard_shape} must be a multiple of chunks {chunk_shape}"
+                f"{where}: shards {shards} must be a multiple of chunks {chunk_shape}"
             )
         sharding = registry.codecs.get("sharding_indexed")
         codecs = [
@@ -268,7 +275,7 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
                 }
             )
         ]
-        grid = registry.chunk_grids.get("regular")(shard_shape)
+        grid = shard_grid
     pipeline = CodecPipeline(codecs, where=where).evolve(
         ChunkSpec(grid.chunk_shape_at((0,) * len(shape)), data_type.dtype, fill)
     )

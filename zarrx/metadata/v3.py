@@ -226,7 +226,8 @@ class ArrayMetadataV3:
         return replace(self, attributes=attributes)
 
     def with_shape(self, shape: tuple[int, ...]) -> ArrayMetadataV3:
-        return replace(self, shape=tuple(shape))
+        shape = tuple(shape)  # a grid with finite edges grows to cover the new shape
+        return replace(self, shape=shape, chunk_grid=self.chunk_grid.resized(shape))
 
 
 @dataclass(frozen=True)
