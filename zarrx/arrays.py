@@ -89,8 +89,15 @@ class Array(Node):
             )
 
     @property
+    def _data_type(self) -> Any:
+        """The data type object (v3 arrays); its optional hooks shape what the API shows:
+        ``present`` (results), ``absorb`` (assigned values), ``user_dtype``, ``present_fill``."""
+        return getattr(self._metadata, "data_type", None)
+
+    @property
     def dtype(self) -> np.dtype:
-        return self._metadata.dtype
+        """The dtype of what reads return (for nullable values: the underlying type's)."""
+        return getattr(self._data_type, "user_dtype", self._metadata.dtype)
 
     @property
     def ndim(self) -> int:
@@ -139,7 +146,9 @@ class Array(Node):
 
     @property
     def fill_value(self) -> Any:
-        return self._metadata.fill_value
+        present = getattr(self._data_type, "present_fill", None)
+        fill = self._metadata.fill_value
+        return fill if present is None else present(fill)
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -245,8 +254,13 @@ class Array(Node):
             yield self[i]
 
     # -- reading --------------------------------------------------------------------------
-    def _read(self, selected: Selected) -> Any:
+    def _read(self, selected: Selected, *, elements: bool = False) -> Any:
+        """The selection as reads show it; ``elements``: as stored, without the data type's
+        ``present`` (the records of nullable values, for ``fields=``)."""
         out = read_selection(self._chunk_store, self._layout(selected.transform))
+        present = None if elements else getattr(self._data_type, "present", None)
+        if present is not None:  # e.g. nullable values: a masked array
+            out = present(out)
         return out[()] if selected.scalar else out
 
     def __getitem__(self, selection: Any) -> Any:
@@ -260,9 +274,9 @@ class Array(Node):
     def _select(self, selected: Selected, out: Any, fields: Any) -> Any:
         """The read selection, then zarr-python's ``fields`` (of a structured dtype) and
         ``out`` (a NumPy array of the selection's shape to read into)."""
-        result = self._read(selected)
-        if fields is not None:
-            if self.dtype.names is None:
+        result = self._read(selected, elements=fields is not None)
+        if fields is not None:  # of a record type, or of the records of nullable values
+            if self._metadata.dtype.names is None:
                 raise SelectionError(f"{self.name}: fields={fields!r} needs a structured dtype")
             result = result[fields]
         if out is None:
@@ -296,14 +310,14 @@ class Array(Node):
 
     def get_mask_selection(self, mask: Any, *, out: Any = None, fields: Any = None) -> Any:
         """The elements where a boolean ``mask`` of the array's shape is true."""
-        return self.get_coordinate_selection(self._mask(mask), out=out, fields=fields)
+        return self.get_coordinate_selection(self._boolean_mask(mask), out=out, fields=fields)
 
     def get_block_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
         """Whole chunks, indexed in units of chunks (``a.blocks[1, :2]``)."""
         selected = block_transform(self.shape, self.chunks, selection, self.name)
         return self._select(selected, out, fields)
 
-    def _mask(self, mask: Any) -> np.ndarray:
+    def _boolean_mask(self, mask: Any) -> np.ndarray:
         mask = np.asarray(mask)
         if mask.dtype != bool or mask.shape != self.shape:
             raise SelectionError(
@@ -351,6 +365,7 @@ class Array(Node):
                 "to a NumPy array without a copy (copy=False)"
             )
         out = self._read(Selected(IndexTransform.identity(self.shape), "view"))
+        out = np.ma.getdata(out)  # a masked read: its data, as np.asarray gives of one
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
@@ -358,7 +373,10 @@ class Array(Node):
         """``value`` as NumPy's ``__setitem__`` casts and broadcasts it for the selection
         (errors before any write)."""
         self._check_writable("write to")
-        return assigned_value(value, self.dtype, selected, self.name)
+        absorb = getattr(self._data_type, "absorb", None)
+        if absorb is not None:  # e.g. masked arrays as nullable records
+            value = absorb(value)
+        return assigned_value(value, self._metadata.dtype, selected, self.name)
 
     def _write_cells(self, transform: IndexTransform, data: np.ndarray) -> None:
         """Write ``data`` (of the transform's shape and the array's dtype) into the cells
@@ -391,7 +409,7 @@ class Array(Node):
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         """Write ``value`` where a boolean ``mask`` of the array's shape is true."""
-        self.set_coordinate_selection(self._mask(mask), value)
+        self.set_coordinate_selection(self._boolean_mask(mask), value)
 
     # -- shape changes --------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:

@@ -21,6 +21,7 @@ from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
 from zarrx.data_types.ml import MLDataType, ml_name
+from zarrx.data_types.named import named_data_type
 from zarrx.data_types.struct import StructDataType
 from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
@@ -202,9 +203,14 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
     """Validated v3 metadata for a new array, codecs evolved for its data type."""
     r, where = request, request.where
     shape, dtype, chunks, shards, serializer = r.shape, r.dtype, r.chunks, r.shards, r.serializer
-    kind = variable_kind(dtype)
-    if kind:
-        data_type: Any = StringDataType() if kind == "text" else BytesDataType()
+    named = named_data_type(dtype)
+    kind = None if named is not None else variable_kind(dtype)
+    if named is not None:  # a type NumPy has no dtype for (complex_float16, optional, ...)
+        data_type: Any = named
+        if serializer == "auto" and hasattr(named, "default_serializer"):
+            serializer = named.default_serializer()
+    elif kind:
+        data_type = StringDataType() if kind == "text" else BytesDataType()
     elif ml_name(dtype):
         data_type = MLDataType.from_numpy(dtype)
     elif np.dtype(dtype).kind in "Mm":

@@ -161,8 +161,9 @@ class ArrayMetadataV3:
         )
         key_encoding = registry.chunk_key_encodings.get(cke_name).from_config(cke_config)
 
-        if doc["fill_value"] is None:
-            raise MetadataError(f"{where}: fill_value must not be null in Zarr v3")
+        if doc["fill_value"] is None and not getattr(data_type, "null_fill", False):
+            raise MetadataError(f"{where}: fill_value must not be null in Zarr v3 (only "
+                                "nullable data types such as 'optional' take null)")
         try:
             fill_value = data_type.fill_from_json(doc["fill_value"])
         except MetadataError as e:
