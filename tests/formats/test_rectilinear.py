@@ -28,7 +28,7 @@ def test_registered_without_a_plugin():
 
 def test_the_spec_example_expands_as_the_spec_says():
     g = grid(4, [1, 2, 3], [[4, 2]], [[1, 3], 3], [4, 4, 4])
-    assert g.chunk_sizes((6,) * 5) == (4, (1, 2, 3), (4, 2), (1, 1, 1, 3), (4, 2))
+    assert g.chunk_sizes((6,) * 5) == ((4, 2), (1, 2, 3), (4, 2), (1, 1, 1, 3), (4, 2))
     assert g.grid_shape((6,) * 5) == (2, 3, 2, 4, 2)  # the overflow chunk (8..12) is no chunk
     assert g.chunk_shape_at((1, 2, 1, 3, 1)) == (4, 3, 4, 3, 4)  # stored whole
     g.validate((6,) * 5, "a")
@@ -220,7 +220,7 @@ def test_blocks_are_the_chunks(layout, draw):
     shape, chunks, shards = layout
     data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
     a = make(shape, chunks, shards, data)
-    sizes = [[c] * -(-n // c) if isinstance(c, int) else list(c)
+    sizes = [[c] * -(-n // c) if isinstance(c, int) else list(c)  # regular: one size
              for c, n in zip(a.chunks, shape)]
     block = tuple(draw.draw(st.integers(0, len(s) - 1)) for s in sizes)
     starts = [sum(s[:b]) for s, b in zip(sizes, block)]

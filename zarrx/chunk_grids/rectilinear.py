@@ -272,10 +272,7 @@ class RectilinearChunkGrid(ChunkGrid):
 
     def chunk_sizes(self, shape: tuple[int, ...]) -> tuple[int | tuple[int, ...], ...]:
         out: list[int | tuple[int, ...]] = []
-        for a, n in zip(self.axes, shape):
-            if a.step is not None:
-                out.append(a.step)
-                continue
+        for a, n in zip(self.axes, shape):  # an integer axis too: the sizes along it
             origin, size = a.origins_and_sizes(np.arange(a.count(n), dtype=np.int64))
             out.append(tuple(np.minimum(size, n - origin).tolist()))
         return tuple(out)
