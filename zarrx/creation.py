@@ -152,9 +152,23 @@ def array_metadata(*, zarr_format: Any = 3, **keywords: Any) -> Any:
     return array_metadata_v3(request)
 
 
+def _only_in_v3(r: ArrayRequest, fmt: str) -> None:
+    """Refuse what only Zarr v3 has: a data type NumPy has no dtype for (``optional``,
+    ``complex_*``), chunks of variable sizes."""
+    named = named_data_type(r.dtype)
+    if named is not None:
+        raise UnknownDataTypeError(
+            f"{r.where}: {fmt} has no data type {named.to_json()!r}; use zarr_format=3"
+        )
+    if _is_rectilinear(r.chunks):
+        raise MetadataError(f"{r.where}: chunks of variable sizes (the rectilinear grid) "
+                            f"need zarr_format=3; {fmt} has one chunk shape")
+
+
 def array_metadata_v2(request: ArrayRequest) -> ArrayMetadataV2:
     """Validated v2 metadata for a new array (zarr-python 3 defaults: Zstd level 0)."""
     r, where = request, request.where
+    _only_in_v3(r, "Zarr v2")
     if r.shards is not None:
         raise MetadataError(f"{where}: Zarr v2 has no sharding; use zarr_format=3")
     if r.extensions:
@@ -325,6 +339,7 @@ def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
     """Validated draft metadata for a new array: the document is built, then parsed like
     any other, so what zarrx writes is what it reads."""
     r, where = request, request.where
+    _only_in_v3(r, "the Zarr v3.0 draft")
     if r.serializer != "auto":
         raise MetadataError(f"{where}: the Zarr v3.0 draft has no serializer; leave 'auto'")
     if r.dimension_names is not None:

@@ -209,3 +209,10 @@ def test_zarrs_spelling_is_read_and_written_back(tmp_path):
     doc = json.loads(path.read_text())
     assert doc["data_type"]["name"] == "zarrs.optional"
     assert doc["codecs"][0]["name"] == "zarrs.optional"
+
+
+@pytest.mark.parametrize("fmt", [2, "3-draft"])
+@pytest.mark.parametrize("dtype", [optional("int8"), "complex_float16"])
+def test_formats_without_these_types_refuse_them(fmt, dtype):
+    with pytest.raises(UnknownDataTypeError, match="use zarr_format=3"):
+        zarrx.create_array(MemoryStore(), shape=(2,), dtype=dtype, chunks=(2,), zarr_format=fmt)

@@ -282,3 +282,23 @@ def test_sharded_with_variable_shards(tmp_path):
         zarrx.create_array(MemoryStore(), shape=(10,), dtype="i4", chunks=(2,), shards=[[4, 7]])
     with pytest.raises(MetadataError, match="shards= instead"):
         zarrx.create_array(MemoryStore(), shape=(10,), dtype="i4", chunks=[[4, 6]], shards=(10,))
+
+
+@pytest.mark.parametrize("fmt", [2, "3-draft"])
+def test_formats_with_one_chunk_shape_refuse_it(fmt):
+    with pytest.raises(MetadataError, match="need zarr_format=3"):
+        zarrx.create_array(MemoryStore(), shape=(4,), dtype="i2", chunks=[[1, 3]],
+                           zarr_format=fmt)
+
+
+def test_converted_chunk_by_chunk(tmp_path):
+    from zarrx.cli.main import main
+
+    a = zarrx.create_array(str(tmp_path / "src"), shape=(10, 9), dtype="i2",
+                           chunks=[[2, 3, 5], [4, 5]], fill_value=3)
+    a[1:] = np.arange(81, dtype="i2").reshape(9, 9)
+    assert main(["convert", "--zarr-format", "3", str(tmp_path / "src"),
+                 str(tmp_path / "dst")]) in (0, None)
+    b = zarrx.open_array(str(tmp_path / "dst"))
+    assert b.metadata.chunk_grid == a.metadata.chunk_grid
+    np.testing.assert_array_equal(b[...], a[...])
