@@ -216,3 +216,16 @@ def test_zarrs_spelling_is_read_and_written_back(tmp_path):
 def test_formats_without_these_types_refuse_them(fmt, dtype):
     with pytest.raises(UnknownDataTypeError, match="use zarr_format=3"):
         zarrx.create_array(MemoryStore(), shape=(2,), dtype=dtype, chunks=(2,), zarr_format=fmt)
+
+
+def test_like_arrays_keep_the_type():
+    a = zarrx.create_array(MemoryStore(), shape=(4,), dtype=optional("int16"), chunks=(2,),
+                           fill_value=None)
+    a[...] = np.ma.masked_equal([1, 0, 3, 0], 0)
+    z = zarrx.zeros_like(a)
+    assert z.metadata.to_json()["data_type"] == a.metadata.to_json()["data_type"]
+    assert z[...].tolist() == [0, 0, 0, 0]
+    e = zarrx.empty_like(a)
+    assert e[...].mask.all()  # its fill value: missing
+    c = zarrx.create_array(MemoryStore(), shape=(2,), dtype="complex_bfloat16", chunks=(2,))
+    assert zarrx.zeros_like(c).metadata.to_json()["data_type"] == "complex_bfloat16"

@@ -18,6 +18,7 @@ from typing import Any
 
 from zarrx.data_types.complex import NAMES as COMPLEX_NAMES
 from zarrx.data_types.complex import ComplexDataType
+from zarrx.data_types.optional import OptionalDataType
 from zarrx.data_types.struct import resolve
 
 
@@ -30,3 +31,9 @@ def named_data_type(dtype: Any) -> Any | None:
     if isinstance(dtype, str) and dtype in COMPLEX_NAMES:
         return ComplexDataType.from_json(dtype)
     return None
+
+
+def needs_naming(data_type: Any) -> bool:
+    """Whether an array of ``data_type`` is recreated from the data type object itself (its
+    NumPy dtype alone would make another type: a record, or the underlying type)."""
+    return isinstance(data_type, ComplexDataType | OptionalDataType)
