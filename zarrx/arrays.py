@@ -104,8 +104,15 @@ class Array(Node):
             )
 
     @property
+    def _data_type(self) -> Any:
+        """The data type object (v3 arrays); its optional hooks shape what the API shows:
+        ``present`` (results), ``absorb`` (assigned values), ``user_dtype``, ``present_fill``."""
+        return getattr(self._metadata, "data_type", None)
+
+    @property
     def dtype(self) -> np.dtype:
-        return self._metadata.dtype
+        """The dtype of what reads return (for nullable values: the underlying type's)."""
+        return getattr(self._data_type, "user_dtype", self._metadata.dtype)
 
     @property
     def ndim(self) -> int:
@@ -125,15 +132,21 @@ class Array(Node):
         return codecs[0] if len(codecs) == 1 and codecs[0].name == "sharding_indexed" else None
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        """Shape of a chunk (of an inner chunk when sharded)."""
+    def chunks(self) -> tuple[Any, ...]:
+        """Shape of a chunk (of an inner chunk when sharded); on a grid of variable chunk
+        sizes, per axis the sizes of its chunks inside the array (dask's ``chunks``)."""
         sharding = self._sharding()
-        return sharding.chunk_shape if sharding else self._metadata.chunk_grid.chunk_shape
+        if sharding:
+            return tuple(sharding.chunk_shape)
+        return self._metadata.chunk_grid.chunk_sizes(self._metadata.shape)
 
     @property
-    def shards(self) -> tuple[int, ...] | None:
-        """Shape of a shard, or ``None`` when the array is not sharded."""
-        return self._metadata.chunk_grid.chunk_shape if self._sharding() else None
+    def shards(self) -> tuple[Any, ...] | None:
+        """Shape of a shard (per axis the sizes of variable shards), or ``None`` when the
+        array is not sharded."""
+        if not self._sharding():
+            return None
+        return self._metadata.chunk_grid.chunk_sizes(self._metadata.shape)
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
@@ -148,7 +161,9 @@ class Array(Node):
 
     @property
     def fill_value(self) -> Any:
-        return self._metadata.fill_value
+        present = getattr(self._data_type, "present_fill", None)
+        fill = self._metadata.fill_value
+        return fill if present is None else present(fill)
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -221,10 +236,12 @@ class Array(Node):
     def nchunks_initialized(self) -> int:
         """Chunks stored (one listing of the array's keys); when sharded, the chunks of
         the stored shards, as zarr-python counts them."""
-        per_unit = 1
-        if self.shards is not None:
-            per_unit = math.prod(s // c for s, c in zip(self.shards, self.chunks))
-        return len(initialised(self)) * per_unit
+        stored = initialised(self)
+        if self._sharding() is None:
+            return len(stored)
+        grid, inner = self._metadata.chunk_grid, self.chunks
+        return sum(math.prod(s // c for s, c in zip(grid.chunk_shape_at(coords), inner))
+                   for coords, _ in stored)
 
     def nbytes_stored(self) -> int:
         """Bytes the array occupies in its store: documents and chunks."""
@@ -252,8 +269,13 @@ class Array(Node):
             yield self[i]
 
     # -- reading --------------------------------------------------------------------------
-    def _read(self, selected: Selected) -> Any:
+    def _read(self, selected: Selected, *, elements: bool = False) -> Any:
+        """The selection as reads show it; ``elements``: as stored, without the data type's
+        ``present`` (the records of nullable values, for ``fields=``)."""
         out = read_selection(self._chunk_store, self._layout(selected.transform))
+        present = None if elements else getattr(self._data_type, "present", None)
+        if present is not None:  # e.g. nullable values: a masked array
+            out = present(out)
         return out[()] if selected.scalar else out
 
     def __getitem__(self, selection: Any) -> Any:
@@ -270,9 +292,9 @@ class Array(Node):
         rule of a NumPy ufunc's ``out=``: values are cast to its dtype when the cast is
         ``"same_kind"`` (float64 into float32, int64 into int8), and refused otherwise
         (float into int, a number into bool), before anything is written into it."""
-        result = self._read(selected)
-        if fields is not None:
-            if self.dtype.names is None:
+        result = self._read(selected, elements=fields is not None)
+        if fields is not None:  # of a record type, or of the records of nullable values
+            if self._metadata.dtype.names is None:
                 raise SelectionError(f"{self.name}: fields={fields!r} needs a structured dtype")
             result = result[fields]
         if out is None:
@@ -312,14 +334,14 @@ class Array(Node):
 
     def get_mask_selection(self, mask: Any, *, out: Any = None, fields: Any = None) -> Any:
         """The elements where a boolean ``mask`` of the array's shape is true."""
-        return self.get_coordinate_selection(self._mask(mask), out=out, fields=fields)
+        return self.get_coordinate_selection(self._boolean_mask(mask), out=out, fields=fields)
 
     def get_block_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
         """Whole chunks, indexed in units of chunks (``a.blocks[1, :2]``)."""
         selected = block_transform(self.shape, self.chunks, selection, self.name)
         return self._select(selected, out, fields)
 
-    def _mask(self, mask: Any) -> np.ndarray:
+    def _boolean_mask(self, mask: Any) -> np.ndarray:
         mask = np.asarray(mask)
         if mask.dtype != bool or mask.shape != self.shape:
             raise SelectionError(
@@ -367,6 +389,7 @@ class Array(Node):
                 "to a NumPy array without a copy (copy=False)"
             )
         out = self._read(Selected(IndexTransform.identity(self.shape), "view"))
+        out = np.ma.getdata(out)  # a masked read: its data, as np.asarray gives of one
         return out if dtype is None else out.astype(dtype, copy=False)
 
     # -- writing --------------------------------------------------------------------------
@@ -374,7 +397,10 @@ class Array(Node):
         """``value`` as NumPy's ``__setitem__`` casts and broadcasts it for the selection
         (errors before any write)."""
         self._check_writable("write to")
-        return assigned_value(value, self.dtype, selected, self.name)
+        absorb = getattr(self._data_type, "absorb", None)
+        if absorb is not None:  # e.g. masked arrays as nullable records
+            value = absorb(value)
+        return assigned_value(value, self._metadata.dtype, selected, self.name)
 
     def _write_cells(self, transform: IndexTransform, data: np.ndarray) -> None:
         """Write ``data`` (of the transform's shape and the array's dtype) into the cells
@@ -407,7 +433,7 @@ class Array(Node):
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         """Write ``value`` where a boolean ``mask`` of the array's shape is true."""
-        self.set_coordinate_selection(self._mask(mask), value)
+        self.set_coordinate_selection(self._boolean_mask(mask), value)
 
     # -- shape changes --------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
@@ -419,9 +445,9 @@ class Array(Node):
         new = self._checked_shape(tuple(int(s) for s in new), self.shape)
         old = self.shape
         grid = self._metadata.chunk_grid
-        old_grid, new_grid = grid.grid_shape(old), grid.grid_shape(new)
+        old_grid, new_grid = grid.grid_shape(old), grid.resized(new).grid_shape(new)
         # Reset the shrunk margin inside the chunks that survive (still in the old shape).
-        kept = [min(o, n * c) for o, n, c in zip(old, new_grid, grid.chunk_shape)]
+        kept = [min(o, grid.axis_boundary(a, n)) for a, (o, n) in enumerate(zip(old, new_grid))]
         for axis in range(self.ndim):
             if new[axis] < kept[axis]:
                 margin = tuple(

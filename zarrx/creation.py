@@ -15,11 +15,13 @@ import numpy as np
 
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
+from zarrx.chunk_grids.rectilinear import RectilinearChunkGrid
 from zarrx.chunking import auto_partition
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
 from zarrx.data_types.core import DataType
 from zarrx.data_types.fixed import FixedDataType
 from zarrx.data_types.ml import MLDataType, ml_name
+from zarrx.data_types.named import named_data_type
 from zarrx.data_types.struct import StructDataType
 from zarrx.data_types.time import TimeDataType
 from zarrx.data_types.variable import OBJECT, BytesDataType, StringDataType, variable_kind
@@ -207,9 +209,23 @@ def array_metadata(*, zarr_format: Any = 3, **keywords: Any) -> Any:
     return array_metadata_v3(request)
 
 
+def _only_in_v3(r: ArrayRequest, fmt: str) -> None:
+    """Refuse what only Zarr v3 has: a data type NumPy has no dtype for (``optional``,
+    ``complex_*``), chunks of variable sizes."""
+    named = named_data_type(r.dtype)
+    if named is not None:
+        raise UnknownDataTypeError(
+            f"{r.where}: {fmt} has no data type {named.to_json()!r}; use zarr_format=3"
+        )
+    if _is_rectilinear(r.chunks):
+        raise MetadataError(f"{r.where}: chunks of variable sizes (the rectilinear grid) "
+                            f"need zarr_format=3; {fmt} has one chunk shape")
+
+
 def array_metadata_v2(request: ArrayRequest) -> ArrayMetadataV2:
     """Validated v2 metadata for a new array (zarr-python 3 defaults: Zstd level 0)."""
     r, where = request, request.where
+    _only_in_v3(r, "Zarr v2")
     if r.shards is not None:
         raise MetadataError(f"{where}: Zarr v2 has no sharding; use zarr_format=3")
     if r.extensions:
@@ -258,9 +274,14 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
     """Validated v3 metadata for a new array, codecs evolved for its data type."""
     r, where = request, request.where
     shape, dtype, chunks, serializer = r.shape, r.dtype, r.chunks, r.serializer
-    kind = variable_kind(dtype)
-    if kind:
-        data_type: Any = StringDataType() if kind == "text" else BytesDataType()
+    named = named_data_type(dtype)
+    kind = None if named is not None else variable_kind(dtype)
+    if named is not None:  # a type NumPy has no dtype for (complex_float16, optional, ...)
+        data_type: Any = named
+        if serializer == "auto" and hasattr(named, "default_serializer"):
+            serializer = named.default_serializer()
+    elif kind:
+        data_type = StringDataType() if kind == "text" else BytesDataType()
     elif ml_name(dtype):
         data_type = MLDataType.from_numpy(dtype)
     elif np.dtype(dtype).kind in "Mm":
@@ -273,19 +294,32 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
         data_type = DataType.from_numpy(dtype)
     if kind and serializer == "auto":
         serializer = {"name": "vlen-utf8" if kind == "text" else "vlen-bytes"}
-    if _is_rectilinear(chunks):  # per-axis chunk sizes: a plugin grid
+    shard_grid: Any = None
+    if _is_rectilinear(chunks):  # per-axis chunk sizes: the rectilinear grid
         if r.shards is not None:
-            raise MetadataError(f"{where}: variable chunk sizes cannot be sharded")
-        grid = registry.chunk_grids.get("rectilinear").from_config(
-            {
-                "kind": "inline",
-                "chunk_shapes": [list(c) if isinstance(c, Sequence) else c for c in chunks],
-            }
-        )
-        chunk_shape, shard_shape = grid.chunk_shape_at((0,) * len(shape)), None
+            raise MetadataError(
+                f"{where}: sharded arrays take regular inner chunks; give the variable "
+                "sizes as shards= instead"
+            )
+        grid = RectilinearChunkGrid.from_sizes(chunks)
+        grid.validate(shape, where)
+        chunk_shape = grid.chunk_shape_at((0,) * len(shape))
+    elif _is_rectilinear(r.shard_shape):  # shards of variable sizes, each a multiple of chunks
+        if _is_auto(chunks):
+            raise MetadataError(f"{where}: shards of variable sizes need explicit chunks=")
+        chunk_shape = normalize_chunks(chunks, shape, where=where)
+        shard_grid = RectilinearChunkGrid.from_sizes(r.shard_shape)
+        shard_grid.validate(shape, where)
+        if not shard_grid.multiple_of(chunk_shape):
+            raise MetadataError(
+                f"{where}: shards {r.shard_shape} must be a multiple of chunks {chunk_shape}"
+            )
+        grid = registry.chunk_grids.get("regular")(chunk_shape)
     else:  # zarr-python's element size: none (1) for variable-length types
         chunk_shape, shard_shape = partition(r, 1 if kind else data_type.dtype.itemsize)
         grid = registry.chunk_grids.get("regular")(chunk_shape)
+        if shard_shape is not None:
+            shard_grid = registry.chunk_grids.get("regular")(shard_shape)
     check_product(chunk_shape, where=where, field="chunk shape", itemsize=data_type.dtype.itemsize)
     grid.validate(shape, where)
 
@@ -305,7 +339,7 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
 
     fill = data_type.coerce_fill(r.fill_value)
     codecs: list[Any] = [*array_array, *serializer_codecs, *bytes_bytes]
-    if shard_shape is not None:
+    if shard_grid is not None:
         sharding = registry.codecs.get("sharding_indexed")
         codecs = [
             sharding.from_config(
@@ -316,7 +350,7 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
                 }
             )
         ]
-        grid = registry.chunk_grids.get("regular")(shard_shape)
+        grid = shard_grid
     pipeline = CodecPipeline(codecs, where=where).evolve(
         ChunkSpec(grid.chunk_shape_at((0,) * len(shape)), data_type.dtype, fill)
     )
@@ -360,6 +394,7 @@ def array_metadata_draft(request: ArrayRequest) -> ArrayMetadataDraft:
     """Validated draft metadata for a new array: the document is built, then parsed like
     any other, so what zarrx writes is what it reads."""
     r, where = request, request.where
+    _only_in_v3(r, "the Zarr v3.0 draft")
     if r.serializer != "auto":
         raise MetadataError(f"{where}: the Zarr v3.0 draft has no serializer; leave 'auto'")
     if r.dimension_names is not None:

@@ -72,13 +72,18 @@ def human(n: float) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def _decoded_bytes(array: Any, count: int) -> int | None:
-    """Bytes of ``count`` whole stored objects when decoded (``None`` for
-    variable-length types)."""
-    dtype = array.dtype
+def _decoded_bytes(array: Any, coords: list[tuple[int, ...]] | None) -> int | None:
+    """Bytes of the whole stored objects at ``coords`` (``None``: all of them) when
+    decoded (``None`` for variable-length types)."""
+    dtype = array.metadata.dtype
     if dtype.hasobject or dtype.kind == "T":
         return None
-    return count * math.prod(array.metadata.chunk_grid.chunk_shape) * dtype.itemsize
+    grid = array.metadata.chunk_grid
+    if coords is None:
+        elements = math.prod(grid.axis_boundary(a, n) for a, n in enumerate(grid_shape(array)))
+    else:
+        elements = sum(math.prod(grid.chunk_shape_at(c)) for c in coords)
+    return elements * dtype.itemsize
 
 
 def array_summary(array: Any, *, stored: bool = True) -> dict[str, Any]:
@@ -116,7 +121,7 @@ def array_summary(array: Any, *, stored: bool = True) -> dict[str, Any]:
         out.update(
             {
                 "chunks_total": math.prod(grid_shape(array)),
-                "data_bytes": _decoded_bytes(array, math.prod(grid_shape(array))),
+                "data_bytes": _decoded_bytes(array, None),
                 "read_only": array.read_only,
                 "store": type(array.store).__name__,
                 "attributes": dict(array.attrs),
@@ -125,7 +130,7 @@ def array_summary(array: Any, *, stored: bool = True) -> dict[str, Any]:
         return out
     found = initialised(array)
     stored_bytes = stored_size(array.store, [k for _, k in found])
-    decoded = _decoded_bytes(array, len(found))
+    decoded = _decoded_bytes(array, [c for c, _ in found])
     out.update(
         {
             "chunks_initialised": len(found),

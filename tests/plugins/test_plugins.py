@@ -15,7 +15,7 @@ from zarrx import registry
 from zarrx.errors import UnknownCodecError, UnknownExtensionError
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGINS = ["zarrx-offset", "zarrx-array-statistics", "zarrx-rectilinear", "zarrx-xor"]
+PLUGINS = ["zarrx-offset", "zarrx-array-statistics", "zarrx-xor"]
 
 
 @pytest.fixture(scope="session")

@@ -33,9 +33,24 @@ class ChunkGrid(ABC):
     def grid_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         """Number of chunks along each axis."""
 
+    def resized(self, shape: tuple[int, ...]) -> Self:
+        """The grid of the array resized to ``shape`` (a grid with finite edges may have to
+        grow to cover it); by default the grid itself."""
+        return self
+
+    @abstractmethod
+    def axis_boundary(self, axis: int, chunk: int) -> int:
+        """The first element of chunk ``chunk`` along ``axis`` (the end of chunk
+        ``chunk - 1``): where a resize to ``chunk`` chunks cuts the axis."""
+
     @abstractmethod
     def chunk_shape_at(self, coords: tuple[int, ...]) -> tuple[int, ...]:
         """Shape of the stored chunk at grid position ``coords``."""
+
+    @abstractmethod
+    def chunk_sizes(self, shape: tuple[int, ...]) -> tuple[int | tuple[int, ...], ...]:
+        """What ``Array.chunks`` shows: per axis the size every chunk has, or the sizes of
+        the chunks inside an array of ``shape`` (the last one cut at its end)."""
 
     @abstractmethod
     def axis_slice_chunks(

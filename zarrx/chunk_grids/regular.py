@@ -64,8 +64,14 @@ class RegularChunkGrid(ChunkGrid):
         """Shape of the stored chunk at ``coords`` (all the same on a regular grid)."""
         return self.chunk_shape
 
+    def chunk_sizes(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.chunk_shape
+
     def chunk_origin(self, coords: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i * c for i, c in zip(coords, self.chunk_shape))
+
+    def axis_boundary(self, axis: int, chunk: int) -> int:
+        return chunk * self.chunk_shape[axis]
 
     def axis_slice_chunks(
         self, axis: int, start: int, step: int, count: int, dim_len: int

@@ -157,14 +157,15 @@ class ArrayJob:
     path: str  # relative to the root ("" when the source is an array)
     source: Any
     dest: Any
-    chunk_shape: tuple[int, ...]
+    chunk_grid: Any  # the source's (and the destination's) chunk grid
     grid: tuple[int, ...]
     todo: list[tuple[int, tuple[int, ...]]]  # (chunk number, coords)
 
     def region(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
+        bound = self.chunk_grid.axis_boundary  # chunks of one size or of many (rectilinear)
         return tuple(
-            slice(c * n, min((c + 1) * n, s))
-            for c, n, s in zip(coords, self.chunk_shape, self.source.shape)
+            slice(bound(axis, c), min(bound(axis, c + 1), s))
+            for axis, (c, s) in enumerate(zip(coords, self.source.shape))
         )
 
     def number(self, coords: tuple[int, ...]) -> int:
@@ -471,7 +472,7 @@ def _jobs(
                 f" differs from the source's {chunk_shape}"
             )
         grid = grid_shape(src_array)
-        job = ArrayJob(rel, src_array, dest, chunk_shape, grid, [])
+        job = ArrayJob(rel, src_array, dest, src_array.metadata.chunk_grid, grid, [])
         done = state.done.get(rel, set())
         for coords, _ in initialised(src_array):
             number = job.number(coords)

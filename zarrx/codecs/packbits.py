@@ -8,7 +8,8 @@ r"""The ``packbits`` codec: elements packed to their bit width, with no byte per
 - Draft URI: none.
 - Data types: ``bool`` (1 bit), ``int2``/``uint2`` (2), ``int4``/``uint4``/``float4_e2m1fn``
   (4), ``float6_e2m3fn``/``float6_e3m2fn`` (6), and every other fixed-size integer or float
-  as its ``8 * itemsize`` little-endian bits (complex: two components).
+  as its ``8 * itemsize`` little-endian bits (complex: two components, the ``complex_*``
+  records of :mod:`zarrx.data_types.complex` too).
 - Format: each element gives its bits ``first_bit..last_bit`` (``k`` bits); element ``i``
   is bits ``[i*k, (i+1)*k)`` of a bit sequence whose bit ``j`` is bit ``j % 8`` (from the
   least significant) of byte ``j // 8``; the last byte is padded with zero bits; with
@@ -66,6 +67,10 @@ class Layout(NamedTuple):
 
 def layout_of(dtype: np.dtype) -> Layout | None:
     """The packing layout of a data type, or ``None`` when packbits cannot carry it."""
+    fields = dtype.fields
+    if dtype.names == ("real", "imag") and fields and fields["real"][0] == fields["imag"][0]:
+        part = layout_of(fields["real"][0])  # a complex_* record: two parts
+        return None if part is None or part.components != 1 else part._replace(components=2)
     name = ml_name(dtype)
     if name is not None:
         if dtype.itemsize == 1:

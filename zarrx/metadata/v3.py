@@ -161,8 +161,9 @@ class ArrayMetadataV3:
         )
         key_encoding = registry.chunk_key_encodings.get(cke_name).from_config(cke_config)
 
-        if doc["fill_value"] is None:
-            raise MetadataError(f"{where}: fill_value must not be null in Zarr v3")
+        if doc["fill_value"] is None and not getattr(data_type, "null_fill", False):
+            raise MetadataError(f"{where}: fill_value must not be null in Zarr v3 (only "
+                                "nullable data types such as 'optional' take null)")
         try:
             fill_value = data_type.fill_from_json(doc["fill_value"])
         except MetadataError as e:
@@ -226,7 +227,8 @@ class ArrayMetadataV3:
         return replace(self, attributes=attributes)
 
     def with_shape(self, shape: tuple[int, ...]) -> ArrayMetadataV3:
-        return replace(self, shape=tuple(shape))
+        shape = tuple(shape)  # a grid with finite edges grows to cover the new shape
+        return replace(self, shape=shape, chunk_grid=self.chunk_grid.resized(shape))
 
 
 @dataclass(frozen=True)

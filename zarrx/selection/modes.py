@@ -11,6 +11,8 @@ Plain ``a[...]`` follows NumPy instead (:mod:`numpy_index`).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -147,28 +149,35 @@ def coordinate_transform(shape: tuple[int, ...], selection: Any, node: str = "")
 
 
 def block_transform(
-    shape: tuple[int, ...], chunks: tuple[int, ...], selection: Any, node: str = ""
+    shape: tuple[int, ...], chunks: Sequence[Any], selection: Any, node: str = ""
 ) -> Selected:
-    """``a.blocks[selection]``: whole chunks, indexed in units of chunks."""
+    """``a.blocks[selection]``: whole chunks, indexed in units of chunks. ``chunks`` has per
+    axis the size of every chunk, or the sizes of the axis's chunks (a rectilinear grid)."""
     where = f"{node}: " if node else ""
     items = _items(selection, len(shape), where, "block")
     out = []
     for axis, (item, size, chunk) in enumerate(zip(items, shape, chunks)):
-        nblocks = -(-size // chunk)
+        starts: Sequence[int]
+        if isinstance(chunk, int | np.integer):
+            nblocks = -(-size // int(chunk))
+            starts = range(0, nblocks * int(chunk) + 1, int(chunk))
+        else:
+            nblocks = len(chunk)
+            starts = [0, *itertools.accumulate(chunk)]
         if _is_int(item):
-            i = int(item)
+            i: int = int(item)
             if not -nblocks <= i < nblocks:
                 raise BoundsCheckError(
                     f"{where}block index {i} is out of bounds for axis {axis} "
                     f"with {nblocks} blocks"
                 )
             i %= nblocks
-            out.append(slice(i * chunk, min((i + 1) * chunk, size)))
+            out.append(slice(starts[i], min(starts[i + 1], size)))
         elif isinstance(item, slice):
             start, stop, step = item.indices(nblocks)
             if step != 1:
                 raise SelectionError(f"{where}block selections take slices with step 1 only")
-            out.append(slice(start * chunk, min(max(stop, start) * chunk, size)))
+            out.append(slice(starts[start], min(starts[max(stop, start)], size)))
         else:
             raise SelectionError(f"{where}unsupported block index {item!r} for axis {axis}")
     return numpy_transform(shape, tuple(out), node)

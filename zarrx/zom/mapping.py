@@ -31,6 +31,7 @@ import numpy as np
 from zarrx import registry
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarrx.data_types.core import endian_of
+from zarrx.data_types.named import needs_naming
 from zarrx.errors import MetadataError
 from zarrx.metadata import v2, v3, v3_draft
 from zarrx.zom.frozen import thaw
@@ -421,7 +422,8 @@ def keywords(meta: Any, zarr_format: Any, *, where: str) -> dict[str, Any]:
         aa, ab, bb = _split(meta.codecs.codecs)
         return {
             "shape": meta.shape,
-            "dtype": _variable_kind(ab) or meta.dtype,
+            "dtype": _variable_kind(ab) or (
+                meta.data_type if needs_naming(meta.data_type) else meta.dtype),
             "chunks": tuple(meta.chunk_grid.chunk_shape),
             "filters": aa or None,
             "serializer": ab,
