@@ -174,11 +174,11 @@ class ArrayRequest:
 def _check_item_size(dtype: Any, where: str) -> None:
     """Refuse a fixed-size type of no size (``"<U"``, ``"S0"``, ``"V0"``, a record of no
     fields): no value fits in it, and no Zarr reader opens it."""
-    if variable_kind(dtype) or ml_name(dtype):
+    if variable_kind(dtype) or ml_name(dtype) or named_data_type(dtype) is not None:
         return
     try:
         parsed = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):
         return  # (not a NumPy type: each format's builder says what it takes)
     if parsed.itemsize == 0:
         hint = {
