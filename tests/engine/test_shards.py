@@ -526,3 +526,92 @@ def test_most_inner_chunks_of_a_shard_are_read_with_it(compressed: bool) -> None
     np.testing.assert_array_equal(a[1:39, 3:37:6], data[1:39, 3:37:6])  # 20 x 6 of 20 x 20
     assert store.rounds[0] == [("c/0/0", ByteRange(-(400 * 16 + 4)))]
     assert len(store.rounds) == 2
+
+
+# -- nested sharding: the same store stacked -------------------------------------------------
+def _nested(shape: tuple[int, ...], outer: tuple[int, ...], middle: tuple[int, ...],
+            inner: tuple[int, ...], locations: tuple[str, str], compressed: bool
+            ) -> dict[str, Any]:
+    codecs: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if compressed:
+        codecs.append({"name": "zstd", "configuration": {"level": 1}})
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(middle), "index_location": locations[0], "codecs": [
+            {"name": "sharding_indexed", "configuration": {
+                "chunk_shape": list(inner), "codecs": codecs,
+                "index_location": locations[1]}}]}}
+
+
+@st.composite
+def nested_arrays(draw: Any) -> tuple[np.ndarray, Any]:
+    """An array of shards of shards (either index location at each level, edge shards,
+    absent shards and inner shards), in a recording memory store, and its twin."""
+    ndim = draw(st.integers(1, 2))
+    inner = tuple(draw(st.integers(1, 2)) for _ in range(ndim))
+    middle = tuple(c * draw(st.integers(1, 3)) for c in inner)
+    outer = tuple(c * draw(st.integers(1, 2)) for c in middle)
+    shape = tuple(draw(st.integers(1, 9)) for _ in range(ndim))
+    locations = (draw(st.sampled_from(["start", "end"])), draw(st.sampled_from(["start", "end"])))
+    serializer = _nested(shape, outer, middle, inner, locations, draw(st.booleans()))
+    a = zarrx.create_array(RoundsRecording(), shape=shape, dtype="int16", chunks=outer,
+                           serializer=serializer, compressors=None, fill_value=0)
+    x = np.zeros(shape, dtype="int16")
+    if draw(st.booleans()):
+        region = tuple(slice(0, draw(st.integers(0, n))) for n in shape)
+        x[region] = (np.arange(x[region].size) % 50 + 1).reshape(x[region].shape)
+        a[region] = x[region]
+    return x, a
+
+
+@SETTINGS
+@given(nested_arrays(), st.data())
+def test_nested_shards_read_and_write_as_numpy(case: tuple[np.ndarray, Any], data: Any) -> None:
+    x, a = case
+    assert len(a._chunk_store.levels) == 2  # planned on the innermost chunks
+    for _ in range(data.draw(st.integers(1, 3))):
+        idx = data.draw(numpy_indices(x.shape, wild=False))
+        try:
+            selected = x[idx]
+        except (IndexError, TypeError, ValueError):
+            continue  # refusals are the oracle test's (tests/selection)
+        if data.draw(st.booleans()):
+            value = data.draw(assigned_values(np.shape(selected), x.dtype, wild=False))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    x[idx] = value
+                except (IndexError, TypeError, ValueError, OverflowError):
+                    continue
+                a[idx] = value
+        np.testing.assert_array_equal(a[idx], x[idx])
+    np.testing.assert_array_equal(a[...], x)
+
+
+def test_nested_shards_are_what_the_codec_encodes_and_a_point_reads_three_ranges() -> None:
+    """A write of whole shards stores what the sharding codec encodes of the same values
+    (the stacked store and the opaque codec agree byte for byte); a point is read as the
+    outer index, the inner shard's index and one innermost chunk — nothing else."""
+    store = RoundsRecording()
+    serializer = _nested((16, 16), (8, 8), (4, 4), (2, 2), ("start", "end"), True)
+    a = zarrx.create_array(store, shape=(16, 16), dtype="int16", chunks=(8, 8),
+                           serializer=serializer, compressors=None, fill_value=0)
+    data = np.arange(256, dtype="int16").reshape(16, 16) + 1
+    data[8:16, 8:16] = 0  # one shard of fill values: not stored
+    a[...] = data
+    codec = a.metadata.codecs.codecs[0]
+    spec = ChunkSpec((8, 8), np.dtype("int16"), 0)
+    for i, j in [(0, 0), (0, 1), (1, 0)]:
+        expected = codec.encode(data[i * 8:(i + 1) * 8, j * 8:(j + 1) * 8], spec)
+        assert store.get(f"c/{i}/{j}") == bytes(expected)
+    assert store.get("c/1/1") is None
+    store.clear()
+    assert a[5, 6] == data[5, 6]
+    (outer,), (middle,), (inner,) = store.rounds
+    assert outer == ("c/0/0", ByteRange(0, 4 * 16 + 4))  # the outer index, at the start
+    assert middle[0] == "c/0/0"
+    assert middle[1].length == 4 * 16 + 4  # the inner shard's index
+    assert inner[1].length > 0  # one innermost chunk
+    store.clear()
+    a[5, 6] = -1  # a part: the shard updated in place, the rest kept
+    data[5, 6] = -1
+    np.testing.assert_array_equal(a[...], data)

@@ -143,23 +143,44 @@ class ShardLayout:
         absent: the fill value), in one buffer (see :meth:`parts`)."""
         return joined(self.parts(entries), None)
 
-    def parts(self, entries: Mapping[tuple[int, ...], Any], index: np.ndarray | None = None
-              ) -> list[Part]:
+    def parts(self, entries: Mapping[tuple[int, ...], Any], index: np.ndarray | None = None,
+              base: int = 0) -> list[Part]:
         """The parts of the stored shard holding ``entries`` (inner coords → encoded bytes;
         ``None``: the fill value) and every other inner chunk the stored shard of ``index``
         holds, kept as its byte range there (``index`` ``None``: the fill value; ranges
         kept one after the other are one part): inner chunks in C order of the grid, the
         index at the start or the end. A shard that holds no inner chunk is its index
-        alone (one part)."""
+        alone (one part).
+
+        Nested sharding: an entry may itself be a list of parts (a shard inside this one:
+        bytes and byte ranges of the stored value), and ``base`` is where this shard lies
+        in the stored value, which kept ranges are counted from."""
         flat = [EMPTY_INT] * (2 * len(self.whole_plan))
         old = None if index is None else index.reshape(-1).tolist()
         body: list[Any] = []  # bytes, or [start, stop) lists of the stored shard
         offset = self.index_nbytes if self.location == "start" else 0
+
+        def keep(start: int, nbytes: int) -> None:
+            if body and isinstance(body[-1], list) and body[-1][1] == start:
+                body[-1][1] += nbytes  # continues the range kept before it
+            else:
+                body.append([start, start + nbytes])
+
         for i, p in enumerate(self.whole_plan):
             data = entries.get(p.coords, _KEPT)
             if data is None:
                 continue
-            if data is not _KEPT:
+            if type(data) is list:  # a shard inside this one, in parts
+                nbytes = 0
+                for part in data:
+                    if isinstance(part, ByteRange):
+                        assert part.length is not None
+                        keep(part.start, part.length)
+                        nbytes += part.length
+                    else:
+                        body.append(part)
+                        nbytes += len(part)
+            elif data is not _KEPT:
                 if type(data) is not bytes:  # (bytes, the codecs' usual output, as they are)
                     data = memoryview(data).cast("B")
                 nbytes = len(data)
@@ -167,11 +188,8 @@ class ShardLayout:
             elif old is None or old[2 * i] == EMPTY_INT:
                 continue
             else:
-                start, nbytes = old[2 * i], old[2 * i + 1]
-                if body and isinstance(body[-1], list) and body[-1][1] == start:
-                    body[-1][1] += nbytes  # continues the range kept before it
-                else:
-                    body.append([start, start + nbytes])
+                nbytes = old[2 * i + 1]
+                keep(base + old[2 * i], nbytes)
             flat[2 * i] = offset
             flat[2 * i + 1] = nbytes
             offset += nbytes

@@ -53,10 +53,10 @@ class ChunkStore:
         object.__setattr__(self, "elements", Elements.of(self.meta.dtype, self.meta.fill_value))
         object.__setattr__(self, "key_layout", _key_layout(self.meta, self.data_prefix))
         object.__setattr__(self, "_chains", {})
-        shards = self.shards
-        # The grid the engine plans on: the inner chunks' of a sharded array.
-        object.__setattr__(self, "grid", self.meta.chunk_grid if shards is None else
-                           RegularChunkGrid(shards.chunk_shape))
+        levels = self.levels
+        # The grid the engine plans on: the innermost chunks' of a sharded array.
+        object.__setattr__(self, "grid", self.meta.chunk_grid if not levels else
+                           RegularChunkGrid(levels[-1].chunk_shape))
 
     def writes_empty_chunks(self) -> bool:
         """Whether a chunk whose every element equals the fill value is stored (else it is
@@ -83,8 +83,8 @@ class ChunkStore:
     def chain(self, shape: tuple[int, ...]) -> PreparedChain:
         """The codec chain prepared for chunks of ``shape`` (of a sharded array: its inner
         chunks' chain), once per shape."""
-        if self.shards is not None:
-            return self.shards.inner
+        if self.levels:
+            return self.levels[-1].inner
         found = self._chains.get(shape)
         if found is None:
             chain = self.meta.codecs.prepare(
@@ -109,32 +109,48 @@ class ChunkStore:
     def source(self) -> ChunkSource:
         """Where the chunks the engine plans are stored: a key each, or (a sharded array)
         many inner chunks to a shard (:mod:`.shard_store`)."""
-        if self.shards is None:
+        if not self.levels:
             return KeyChunks(self)
         from zarrx.engine.shard_store import ShardChunks
 
-        return ShardChunks(self, self.shards)
+        return ShardChunks(self, self.levels)
 
     @property
     def tiles(self) -> tuple[int, ...] | None:
-        """Chunks per storage unit on each axis (a shard's inner chunks), or ``None``: a
+        """Chunks per storage unit on each axis (a shard's innermost chunks), or ``None``: a
         chunk is a unit. The planner walks the chunks unit by unit."""
-        return None if self.shards is None else self.shards.chunks_per_shard
+        if not self.levels:
+            return None
+        outer, innermost = self.levels[0].spec.shape, self.levels[-1].chunk_shape
+        return tuple(s // c for s, c in zip(outer, innermost))
+
+    @property
+    def shards(self) -> ShardLayout | None:
+        """The outermost shard layout of a sharded array (see :attr:`levels`), or ``None``."""
+        return self.levels[0] if self.levels else None
 
     @cached_property
-    def shards(self) -> ShardLayout | None:
-        """The shard layout when the array's codecs are one ``sharding_indexed`` codec on a
-        regular grid: the engine then plans, reads and writes inner chunks, and each shard
-        is a store of them (:mod:`.shard_store`). ``None`` otherwise: a shard nested in a
-        longer chain is one opaque chunk."""
+    def levels(self) -> list[ShardLayout]:
+        """The shard layouts, outermost first, when the array's codecs are one codec
+        declaring inner chunks (``sharding_indexed``) on a regular grid — and, while a
+        shard's inner chunks are themselves one such codec, theirs (nested sharding): the
+        engine then plans, reads and writes the innermost chunks, each shard a store of
+        them (:mod:`.shard_store`). Empty otherwise (a shard inside a longer chain is one
+        opaque chunk)."""
         codecs = self.meta.codecs.codecs
         grid = self.meta.chunk_grid
         if len(codecs) != 1 or not isinstance(grid, RegularChunkGrid) or not self.meta.shape:
-            return None
+            return []
         spec = ChunkSpec(grid.chunk_shape, self.meta.dtype, self.meta.fill_value)
-        layout: ShardLayout | None = self.meta.codecs.prepare(spec).array_bytes.inner_chunks(
-            spec)
-        return layout
+        levels: list[ShardLayout] = []
+        chain = self.meta.codecs.prepare(spec)
+        while not chain.array_array and not chain.bytes_bytes:
+            layout = chain.array_bytes.inner_chunks(chain.spec)
+            if layout is None:
+                break
+            levels.append(layout)
+            chain = layout.inner
+        return levels
 
 
 _lock = threading.Lock()

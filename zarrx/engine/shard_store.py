@@ -52,23 +52,33 @@ for _shared in (_ONE_STORED, *_ONE_ABSENT):
 
 
 class ShardChunks(ChunkSource):
-    """The inner chunks of a sharded array, shard by shard (see the module's docstring)."""
+    """The inner chunks of a sharded array, shard by shard (see the module's docstring).
 
-    def __init__(self, cs: ChunkStore, layout: ShardLayout) -> None:
+    ``levels``: the shard layouts from the outermost down — more than one when the inner
+    chunks of a shard are shards themselves (nested sharding: the same store stacked). The
+    engine plans the innermost chunks; each of them is found in its shard's index, then in
+    the index of the shard holding it at the next level, and so on."""
+
+    def __init__(self, cs: ChunkStore, levels: Sequence[ShardLayout]) -> None:
         super().__init__(cs)
-        self.layout = layout
-        self.per = np.asarray(layout.chunks_per_shard, dtype=np.int64)
-        shape = np.asarray(cs.meta.shape, dtype=np.int64)
-        self._shard = np.asarray(layout.spec.shape, dtype=np.int64)
-        self._inner = np.asarray(layout.chunk_shape, dtype=np.int64)
-        self._shape = shape
-        self._per = tuple(layout.chunks_per_shard)
-        self._shard_shape = tuple(layout.spec.shape)
-        self._chunk_shape = tuple(layout.chunk_shape)
+        self.levels = list(levels)
+        self.layout = outer = self.levels[0]
+        innermost = np.asarray(self.levels[-1].chunk_shape, dtype=np.int64)
+        self._shard = np.asarray(outer.spec.shape, dtype=np.int64)
+        #: Innermost chunks per outer shard, on each axis (the planner's tiles).
+        self.per = self._shard // innermost
+        self.tiles = tuple(self.per.tolist())
+        #: Per level: innermost chunks per inner chunk of that level's shards, on each axis.
+        self._ratios = [tuple((np.asarray(level.chunk_shape) // innermost).tolist())
+                        for level in self.levels]
+        self._inner = innermost
+        self._shape = np.asarray(cs.meta.shape, dtype=np.int64)
+        self._shard_shape = tuple(outer.spec.shape)
+        self._chunk_shape = tuple(innermost.tolist())
         self._array_shape = tuple(cs.meta.shape)
 
     def held(self, coords: np.ndarray) -> np.ndarray:
-        """How many inner chunks each shard at ``coords`` (rows) has inside the array."""
+        """How many innermost chunks each shard at ``coords`` (rows) has inside the array."""
         if len(coords) == 1:  # (a small read: Python integers cost less than NumPy calls)
             n = 1
             for c, s, k, m in zip(coords[0].tolist(), self._shard_shape, self._chunk_shape,
@@ -78,17 +88,30 @@ class ShardChunks(ChunkSource):
         extent = np.minimum(self._shard, self._shape - coords * self._shard)
         return np.prod(-(-extent // self._inner), axis=1)
 
-    def flat(self, coords: np.ndarray) -> np.ndarray:
-        """The positions in their shards' index (C order) of the inner chunks at ``coords``."""
+    def flats(self, coords: np.ndarray) -> list[np.ndarray]:
+        """Per level, the positions (C order in that level's index) of the entries that
+        hold the innermost chunks at ``coords``: at the outermost level in their shard, at
+        each next one in the shard the level above holds them in."""
+        found = []
         if len(coords) == 1:
-            at = 0
-            for c, n in zip(coords[0].tolist(), self._per):
-                at = at * n + c % n
-            return np.array([at], dtype=np.int64)
-        local = coords % self.per
-        if not len(local):
-            return np.zeros(0, np.int64)
-        return np.ravel_multi_index(tuple(local.T), self._per).astype(np.int64)
+            rest = [c % n for c, n in zip(coords[0].tolist(), self.tiles)]
+            for level, ratio in zip(self.levels, self._ratios):
+                at = 0
+                for r, k, n in zip(rest, ratio, level.chunks_per_shard):
+                    at = at * n + r // k
+                found.append(np.array([at], dtype=np.int64))
+                rest = [r % k for r, k in zip(rest, ratio)]
+            return found
+        rest_a = coords % self.per
+        for level, ratio in zip(self.levels, self._ratios):
+            if not len(rest_a):
+                found.append(np.zeros(0, np.int64))
+                continue
+            k = np.asarray(ratio, dtype=np.int64)
+            found.append(np.ravel_multi_index(tuple((rest_a // k).T),
+                                              tuple(level.chunks_per_shard)).astype(np.int64))
+            rest_a = rest_a % k
+        return found
 
     def reads(self, batch: ChunkBatch, chains: list[PreparedChain]) -> Reads:
         return _ShardReads(self, batch)
@@ -118,14 +141,14 @@ class _ShardReads(Reads):
         bounds = batch.units.tolist()
         counts = [b - a for a, b in pairwise(bounds)]
         held = source.held(batch.unit_coords).tolist()
-        flat = source.flat(batch.coords)
+        flats = source.flats(batch.coords)
         gap = COALESCE_GAP if self.store.batched_reads else 0
         # A shard no larger than what a request's latency is worth is read whole: one
         # request instead of two (its index, then its ranges).
         small = source.layout.spec.nbytes + source.layout.index_nbytes
         cheap = small <= self.store.read_latency_bytes
         self.reads = [
-            ShardRead(source, key, bounds[u], flat[bounds[u]:bounds[u + 1]],
+            ShardRead(source, key, bounds[u], [f[bounds[u]:bounds[u + 1]] for f in flats],
                       cheap or _read_whole(counts[u], held[u]), gap)
             for u, key in enumerate(self.keys)
         ]
@@ -156,158 +179,201 @@ def _read_whole(needed: int, held: int) -> bool:
 
 
 class ShardRead:
-    """The reads of some inner chunks of one shard, in rounds from one version of it (a
-    :class:`~zarrx.abc.store.RangeReader`): the shard whole, or its index and then the
-    byte ranges of the inner chunks it holds (neighbours within ``gap`` bytes merged)."""
+    """The reads of some innermost chunks of one shard, in rounds from one version of it
+    (a :class:`~zarrx.abc.store.RangeReader`): the shard whole, or its index and then, level
+    by level, the indexes of the shards inside it that hold them (nested sharding), and
+    last the byte ranges of the chunks themselves (neighbours within ``gap`` bytes merged).
+    Everything below a shard read whole is cut from it, with no more reads."""
 
-    def __init__(self, source: ShardChunks, key: str, lo: int, flat: np.ndarray, whole: bool,
-                 gap: int) -> None:
-        self.source, self.key, self.lo, self.flat, self.whole, self.gap = (
-            source, key, lo, flat, whole, gap)
+    def __init__(self, source: ShardChunks, key: str, lo: int, flats: list[np.ndarray],
+                 whole: bool, gap: int) -> None:
+        self.source, self.key, self.lo, self.flats, self.whole, self.gap = (
+            source, key, lo, flats, whole, gap)
+        self.n = len(flats[0])
         self.restart()
 
     def restart(self) -> None:
-        self._round = 0
+        n = self.n
+        self._sources: list[Any] = []
+        self._which = np.zeros(n, np.int64)
+        self._offsets = np.zeros(n, np.int64)
+        self._sizes = np.full(n, -1, np.int64)
+        # Pending reads: (level, members, window start, window size, what) — ``what`` is
+        # "index" (an index to read) or an array of (member, start, size) rows (chunks).
+        root = _Step(0, np.arange(n, dtype=np.int64), 0, None, "index")
+        self._steps: list[_Step] = [root]
         self._asked: list[ByteRange] = []
-        self._fetched: Fetched | None = None
-        self._entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._local: Any = None  # the shard read whole: every step after it cut from it
+        self._done = False
 
     def ranges(self) -> Sequence[ByteRange]:
-        if self._round == 0:
-            layout = self.source.layout
-            self._asked = [ByteRange(0) if self.whole else layout.index_range]
-        elif self._round == 1 and self._entries is not None:
-            self._asked = self._ranges()
-            if not self._asked:  # nothing stored of what is needed: all fill value
-                self._receive_ranges([])
-        else:
-            self._asked = []
-        return self._asked
+        asked: list[ByteRange] = []
+        for step in self._steps:
+            step.ranges = self._ranges_of(step)
+            asked.extend(step.ranges)
+        self._asked = asked
+        if not asked:
+            self._done = True
+        return asked
+
+    def _ranges_of(self, step: _Step) -> list[ByteRange]:
+        layout = self.source.levels[step.level]
+        if step.what == "index":
+            if step.size is None:  # the shard itself
+                return [ByteRange(0) if self.whole else layout.index_range]
+            n = layout.index_nbytes
+            at = step.start if layout.location == "start" else step.start + step.size - n
+            return [ByteRange(at, n)]
+        return step.what  # chunk ranges (merged), made when the index was read
 
     def receive(self, values: Sequence[Any]) -> None:
         if len(values) != len(self._asked):
             raise self.source.named(
                 self.key, f"the data read is truncated: the store answered {len(values)} of "
                 f"{len(self._asked)} reads of the shard")
-        n = len(self.flat)
-        layout = self.source.layout
-        if self._round == 0:
-            (value,) = values
-            self._round = 1
-            if value is None:  # an absent shard: the fill value
-                self._fetched = Fetched(self.lo, [], np.zeros(n, np.int64),
-                                        np.zeros(n, np.int64), np.full(n, -1, np.int64))
-                return
-            try:
-                index = layout.index_of(value) if self.whole else layout.decode_index(
-                    value, None)
-            except CodecError as e:
-                raise self.source.named(self.key, e) from None
-            if n == 1 and not self.whole:  # (a small read: Python integers)
-                self._entries = self._entry_of(index)
-                return
-            offsets, sizes = self._entries_of(index)
-            if self.whole:
-                self._fetched = Fetched(self.lo, [value], np.zeros(n, np.int64), offsets,
-                                        sizes)
+        steps, self._steps = self._steps, []
+        at = 0
+        for step in steps:
+            count = len(step.ranges)
+            self._receive(step, values[at:at + count])
+            at += count
+        while self._local is not None and self._steps:  # cut from the shard read whole
+            steps, self._steps = self._steps, []
+            for step in steps:
+                self._receive(step, [self._cut(r) for r in self._ranges_of(step)])
+
+    def _cut(self, r: ByteRange) -> Any:
+        value = self._local
+        assert r.length is not None
+        assert r.start >= 0
+        return value[r.start:r.start + r.length]
+
+    def _receive(self, step: _Step, values: Sequence[Any]) -> None:
+        if step.what == "index":
+            self._receive_index(step, values[0])
+        else:
+            self._receive_chunks(step, values)
+
+    def _receive_index(self, step: _Step, raw: Any) -> None:
+        levels = self.source.levels
+        layout = levels[step.level]
+        if raw is None:  # an absent shard: the fill value (sizes stay -1)
+            return
+        try:
+            if step.size is None and self.whole:
+                view = memoryview(raw).cast("B")
+                self._local = view
+                index = layout.index_of(view)
             else:
-                self._entries = (offsets, sizes, np.flatnonzero(sizes >= 0))
+                index = layout.decode_index(raw, step.size)
+        except CodecError as e:
+            raise self.source.named(self.key, e) from None
+        members = step.members
+        flat = self.flats[step.level][members]
+        entries = index.reshape(-1, 2)[flat]
+        offsets, sizes = entries[:, 0], entries[:, 1]
+        stored = offsets != _EMPTY
+        if ((offsets >= np.uint64(2**62)) & stored).any() or (
+                (sizes >= np.uint64(2**62)) & stored).any():
+            i = int(members[np.flatnonzero(stored & ((offsets >= np.uint64(2**62)) | (
+                sizes >= np.uint64(2**62))))[0]])
+            raise self.source.named(self.key, f"shard index entry of inner chunk "
+                                    f"{self._coords(i)} is not a valid byte range")
+        members, offs, lens = (members[stored], offsets[stored].astype(np.int64) + step.start,
+                               sizes[stored].astype(np.int64))
+        if not len(members):
             return
-        self._round = 2
-        assert self._entries is not None
-        self._receive_ranges(values)
+        if step.level + 1 < len(levels):  # shards inside: read each one's index next
+            order = np.argsort(offs, kind="stable")
+            members, offs, lens = members[order], offs[order], lens[order]
+            new = np.ones(len(members), dtype=bool)
+            new[1:] = offs[1:] != offs[:-1]
+            starts = np.flatnonzero(new)
+            for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(members)]):
+                self._steps.append(_Step(step.level + 1, members[a:b], int(offs[a]),
+                                         int(lens[a]), "index"))
+            return
+        if self._local is not None:  # in the shard read whole, where they lie
+            if not self._sources:
+                self._sources.append(self._local)
+            self._which[members] = 0
+            self._offsets[members] = offs
+            self._sizes[members] = lens
+            return
+        chunks = _Step(step.level, members, step.start, step.size, "chunks")
+        chunks.what, chunks.pending = self._merged(members, offs, lens)
+        self._steps.append(chunks)
 
-    def _entry_of(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`_entries_of` of one inner chunk, and which of them is stored."""
-        offset, size = index.reshape(-1, 2)[int(self.flat[0])].tolist()
-        if offset == _EMPTY_INT:
-            return _ONE_ABSENT
-        if offset >= 2**62 or size >= 2**62:
-            raise self.source.named(
-                self.key, f"shard index entry {self._coords(0)} (offset {offset}, {size} "
-                "bytes) is not a valid byte range")
-        return np.array([offset], np.int64), np.array([size], np.int64), _ONE_STORED
-
-    def _entries_of(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The inner chunks' ``(offsets, sizes)`` from the index (-1: not stored)."""
-        flat = index.reshape(-1, 2)[self.flat]
-        offsets, sizes = flat[:, 0], flat[:, 1]
-        empty = offsets == _EMPTY
-        big = ~empty & ((offsets >= np.uint64(2**62)) | (sizes >= np.uint64(2**62)))
-        if big.any():
-            i = int(np.flatnonzero(big)[0])
-            raise self.source.named(
-                self.key, f"shard index entry {self._coords(i)} (offset {int(offsets[i])}, "
-                f"{int(sizes[i])} bytes) is not a valid byte range")
-        out_offsets = offsets.astype(np.int64)
-        out_sizes = sizes.astype(np.int64)
-        out_offsets[empty] = 0
-        out_sizes[empty] = -1
-        return out_offsets, out_sizes
-
-    def _coords(self, i: int) -> tuple[int, ...]:
-        """The coordinates in its shard of inner chunk ``i`` of this read."""
-        per = tuple(self.source.per.tolist())
-        return tuple(int(c) for c in np.unravel_index(int(self.flat[i]), per))
-
-    def _ranges(self) -> list[ByteRange]:
-        """The byte ranges of the stored inner chunks, neighbours merged."""
-        assert self._entries is not None
-        offsets, sizes, stored = self._entries
-        if not len(stored):
-            return []
-        if len(offsets) == 1:
-            self._order, self._group = _ONE_STORED, _ONE_STORED
-            self._range_starts = offsets
-            return [ByteRange(int(offsets[0]), int(sizes[0]))]
-        order = stored[np.argsort(offsets[stored], kind="stable")]
-        starts = offsets[order]
-        ends = starts + sizes[order]
+    def _merged(self, members: np.ndarray, offs: np.ndarray, lens: np.ndarray
+                ) -> tuple[list[ByteRange], tuple[np.ndarray, ...]]:
+        """The byte ranges of chunks ``members`` (at ``offs``, ``lens`` bytes), neighbours
+        within the gap merged, and what places the chunks in their answers."""
+        if len(members) == 1:
+            return ([ByteRange(int(offs[0]), int(lens[0]))],
+                    (members, np.zeros(1, np.int64), offs, lens, offs))
+        order = np.argsort(offs, kind="stable")
+        members, offs, lens = members[order], offs[order], lens[order]
+        ends = offs + lens
         reach = np.maximum.accumulate(ends)
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = starts[1:] > reach[:-1] + self.gap
+        new = np.ones(len(members), dtype=bool)
+        new[1:] = offs[1:] > reach[:-1] + self.gap
         first = np.flatnonzero(new)
-        range_starts = starts[first]
+        range_starts = offs[first]
         range_ends = np.maximum.reduceat(ends, first)
-        self._order, self._group = order, np.cumsum(new) - 1
-        self._range_starts = range_starts
-        return [ByteRange(int(a), int(b - a)) for a, b in zip(range_starts.tolist(),
-                                                                range_ends.tolist())]
+        group = np.cumsum(new) - 1
+        return ([ByteRange(int(a), int(b - a)) for a, b in zip(range_starts.tolist(),
+                                                                 range_ends.tolist())],
+                (members, group, offs, lens, range_starts))
 
-    def _receive_ranges(self, values: Sequence[Any]) -> None:
-        assert self._entries is not None
-        self._round = 2
-        offsets, sizes, _ = self._entries
-        n = len(self.flat)
-        if not self._asked:
-            self._fetched = Fetched(self.lo, [], np.zeros(n, np.int64), offsets, sizes)
-            return
-        for r, value in zip(self._asked, values):
+    def _receive_chunks(self, step: _Step, values: Sequence[Any]) -> None:
+        members, group, offs, lens, range_starts = step.pending
+        for g, (r, value) in enumerate(zip(step.ranges, values)):
             if value is None or len(value) != r.length:
                 got = 0 if value is None else len(value)
-                i = int(self._order[self._group == self._asked.index(r)][-1])
+                i = int(members[group == g][-1])
                 raise self.source.named(
                     self.key, f"inner chunk {self._coords(i)} is truncated: bytes "
                     f"{r.start}-{r.start + (r.length or 0)} of the shard were asked for, "
                     f"{got} came back")
-        if n == 1:
-            self._fetched = Fetched(self.lo, list(values), _ONE_STORED, _ONE_STORED, sizes)
-            return
-        which = np.zeros(n, np.int64)
-        rel = offsets.copy()
-        which[self._order] = self._group
-        rel[self._order] = offsets[self._order] - self._range_starts[self._group]
-        self._fetched = Fetched(self.lo, list(values), which, rel, sizes)
+        base = len(self._sources)
+        self._sources.extend(values)
+        self._which[members] = base + group
+        self._offsets[members] = offs - range_starts[group]
+        self._sizes[members] = lens
+
+    def _coords(self, i: int) -> tuple[int, ...]:
+        """The coordinates in the outermost shard (in innermost chunks) of chunk ``i``."""
+        at = [0] * len(self.source.tiles)
+        for flat, level, ratio in zip(self.flats, self.source.levels, self.source._ratios):
+            cell = np.unravel_index(int(flat[i]), tuple(level.chunks_per_shard))
+            at = [a + int(c) * k for a, c, k in zip(at, cell, ratio)]
+        return tuple(at)
 
     def result(self) -> Fetched:
         """The values read (after the store's rounds)."""
-        assert self._fetched is not None, "the shard was not read"
-        return self._fetched
+        assert self._done or not self._steps, "the shard was not read"
+        return Fetched(self.lo, self._sources, self._which, self._offsets, self._sizes)
+
+
+class _Step:
+    """One pending read of a :class:`ShardRead`: at ``level``, for chunks ``members``
+    (positions in the read), inside the window ``start``/``size`` of the shard (``size``
+    ``None``: the shard itself); ``what``: ``"index"``, or the chunks' merged ranges."""
+
+    __slots__ = ("level", "members", "pending", "ranges", "size", "start", "what")
+
+    def __init__(self, level: int, members: np.ndarray, start: int, size: int | None,
+                 what: Any) -> None:
+        self.level, self.members, self.start, self.size, self.what = (
+            level, members, start, size, what)
+        self.ranges: list[ByteRange] = []
+        self.pending: tuple[np.ndarray, ...] = ()
 
 
 # -- writing -----------------------------------------------------------------------------------
 class _ShardCommit(Commit):
-    """A batch's inner chunks written shard by shard (see the module's docstring)."""
+    """A batch's inner chunks written shard by shard (see the module's docstring): each
+    shard built level by level — the shards inside it too, for nested sharding."""
 
     def __init__(self, source: ShardChunks, batch: ChunkBatch, whole: np.ndarray,
                  value: np.ndarray, write_empty: bool,
@@ -328,50 +394,81 @@ class _ShardCommit(Commit):
                      for lo, hi, n in zip(bounds, bounds[1:], held)]
         partly = [k for k, f in zip(self.keys, self.full) if not f]
         self.ahead = self.store.prefetch_for_update(partly) if partly else {}
-        self.local = [tuple(c) for c in (batch.coords % source.per).tolist()]
+        #: Per level, each chunk's coordinates in the shard that holds it at that level.
+        self.local = [
+            [tuple(c) for c in np.stack(np.unravel_index(flat, level.chunks_per_shard),
+                                        axis=-1).tolist()]
+            for flat, level in zip(source.flats(batch.coords), source.levels)
+        ]
 
     def commit(self, u: int) -> None:
         lo, hi = int(self._bounds[u]), int(self._bounds[u + 1])
         key = self.keys[u]
-        entries = {self.local[i]: self.encoded.pop(i) for i in range(lo, hi) if self.whole[i]}
-        layout = self.source.layout
-        if self.full[u]:
-            if not self.write_empty and all(v is None for v in entries.values()):
-                self.writes.atomic_set_parts(key, None)
-            else:
-                parts: Any = layout.parts(entries)  # (bytes only: nothing kept)
-                self.writes.atomic_set_parts(key, parts)
+        encoded = {i: self.encoded.pop(i) for i in range(lo, hi) if self.whole[i]}
+        members = list(range(lo, hi))
+        if self.full[u]:  # nothing stored is kept: nothing is read
+            parts: Any = self._parts(0, None, 0, None, members, encoded, key)  # (bytes)
+            if parts is not None and len(parts) == 1 and not self.write_empty:
+                parts = None  # a shard of nothing but its index
+            self.writes.atomic_set_parts(key, parts)
             return
-        self.store.atomic_splice(key, partial(self._splice, u, key, entries),
+        self.store.atomic_splice(key, partial(self._splice, members, key, encoded),
                                  self.ahead.get(key))
 
-    def _splice(self, u: int, key: str, encoded: dict[tuple[int, ...], Any],
+    def _splice(self, members: list[int], key: str, encoded: dict[int, Any],
                 current: Stored | None) -> list[Part] | None:
-        """The parts of shard ``u`` from the stored one ``current`` (``None``: absent): the
-        inner chunks the write leaves alone kept as their byte ranges in it, covered ones
-        as encoded, partly covered ones read, modified and encoded here. ``None``: erase
-        it (no inner chunk left)."""
-        layout, node = self.source.layout, self.source.cs.node
+        """The parts of the shard of ``members`` from the stored one ``current`` (``None``:
+        absent): the inner chunks the write leaves alone kept as their byte ranges in it,
+        covered ones as encoded, partly covered ones read, modified and encoded here.
+        ``None``: erase it (no inner chunk left)."""
+        parts = self._parts(0, current, 0, None if current is None else current.size,
+                            members, encoded, key)
+        write_empty = self.write_empty or (current is not None
+                                           and not self.store.conditional_erase)
+        assert parts is not None
+        return None if len(parts) == 1 and not write_empty else parts
+
+    def _parts(self, level: int, current: Stored | None, start: int, size: int | None,
+               members: list[int], encoded: dict[int, Any], key: str) -> list[Part] | None:
+        """The parts of the shard at ``level`` lying at ``start`` (``size`` bytes) in the
+        stored value ``current`` (``None``: absent, or not read), holding chunks
+        ``members``; a shard inside it is built the same way, one level down. ``None`` for
+        a shard inside another that holds nothing (it is not stored)."""
+        levels = self.source.levels
+        layout = levels[level]
         index = None
-        if current is not None:
+        if current is not None and size is not None:
             try:
-                index = layout.decode_index(current.read(layout.index_span(current.size)),
-                                            current.size)
+                at = layout.index_span(size)
+                index = layout.decode_index(
+                    current.read(ByteRange(start + at.start, layout.index_nbytes)), size)
             except CodecError as e:
                 raise self.source.named(key, e) from None
-        entries = dict(encoded)
-        lo, hi = int(self._bounds[u]), int(self._bounds[u + 1])
-        elements = self.source.cs.elements
-        for i in range(lo, hi):
-            if self.whole[i]:
+        local = self.local[level]
+        entries: dict[tuple[int, ...], Any] = {}
+        if level + 1 < len(levels):  # the shards inside, each built one level down
+            groups: dict[tuple[int, ...], list[int]] = {}
+            for i in members:
+                groups.setdefault(local[i], []).append(i)
+            for coords, inside in groups.items():
+                entry = None if index is None else layout.entry(index, coords)
+                sub_start, sub_size = (0, None) if entry is None else (
+                    start + entry.start, entry.length)
+                entries[coords] = self._parts(level + 1, None if entry is None else current,
+                                              sub_start, sub_size, inside, encoded, key)
+            parts = layout.parts(entries, index, start)
+            return None if level and len(parts) == 1 else parts
+        node, elements = self.source.cs.node, self.source.cs.elements
+        for i in members:
+            coords = local[i]
+            if i in encoded:
+                entries[coords] = encoded[i]
                 continue
-            coords = self.local[i]
             entry = None if index is None else layout.entry(index, coords)
-            old = None if entry is None or current is None else current.read(entry)
+            old = None if entry is None or current is None else current.read(
+                ByteRange(start + entry.start, entry.length))
             entries[coords] = new_chunk(layout.inner, elements, self.value,
                                         self.batch.projection(i), old, False,
                                         f"{node}: chunk {key!r}: inner chunk {coords}")
-        write_empty = self.write_empty or (current is not None
-                                           and not self.store.conditional_erase)
-        parts = layout.parts(entries, index)
-        return None if len(parts) == 1 and not write_empty else parts
+        parts = layout.parts(entries, index, start)
+        return None if level and len(parts) == 1 else parts

@@ -1,5 +1,5 @@
 """The rules of writing one chunk, shared by whole chunks (:mod:`.write`) and the inner
-chunks of a shard (:mod:`.shards`): a chunk the value covers is encoded from the value
+chunks of a shard (:mod:`.shard_store`): a chunk the value covers is encoded from the value
 where it lies; a partly covered one is built from its old value (or the fill value) and
 the new cells; a chunk all fill value is not stored. And the hand-off of encoded values
 to the I/O threads."""
