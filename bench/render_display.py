@@ -22,13 +22,13 @@ import zarrx
 from zarrx.storage import MemoryStore
 
 EXAMPLES = [
-    ("2-d, sharded", dict(shape=(10000, 10000), chunks=(500, 500), shards=(2000, 2500),
-                          dtype="f4")),
-    ("3-d, chunked", dict(shape=(512, 256, 128), chunks=(64, 64, 64), dtype="u2")),
-    ("4-d, sharded", dict(shape=(6, 100, 300, 300), chunks=(1, 25, 50, 50),
-                          shards=(1, 50, 150, 150), dtype="i2")),
-    ("1-d, many chunks", dict(shape=(1_000_000,), chunks=(1000,), dtype="f8")),
-    ("v2", dict(shape=(300, 40), chunks=(50, 40), dtype="<i8", zarr_format=2)),
+    ("2-d, sharded", {"shape": (10000, 10000), "chunks": (500, 500), "shards": (2000, 2500),
+                      "dtype": "f4"}),
+    ("3-d, chunked", {"shape": (512, 256, 128), "chunks": (64, 64, 64), "dtype": "u2"}),
+    ("4-d, sharded", {"shape": (6, 100, 300, 300), "chunks": (1, 25, 50, 50),
+                      "shards": (1, 50, 150, 150), "dtype": "i2"}),
+    ("1-d, many chunks", {"shape": (1_000_000,), "chunks": (1000,), "dtype": "f8"}),
+    ("v2", {"shape": (300, 40), "chunks": (50, 40), "dtype": "<i8", "zarr_format": 2}),
 ]
 
 

@@ -96,7 +96,8 @@ def test_array_selections_and_changes() -> None:
         assert await a.nchunks_initialized() == 9  # the appended rows' chunks
         assert await a.nbytes_stored() > 0
         like = await async_api.zeros_like(a, store=MemoryStore())
-        assert isinstance(like, AsyncArray) and like.shape == a.shape
+        assert isinstance(like, AsyncArray)
+        assert like.shape == a.shape
 
     run(main())
 
@@ -109,21 +110,24 @@ def test_groups() -> None:
         sub = await g.create_group("sub", attributes={"k": 1})
         await sub.create_array("x", shape=(3,), dtype="u1", chunks=(2,))
         await g.zeros(name="z", shape=(2, 2), chunks=(1, 1))
-        assert await g.contains("sub") and not await g.contains("nope")
-        assert [name async for name in g.keys()] == ["sub", "z"]
+        assert await g.contains("sub")
+        assert not await g.contains("nope")
+        assert [name async for name in g.keys()] == ["sub", "z"]  # noqa: SIM118 - async
         assert [name async for name in g.array_keys()] == ["z"]
         assert [name async for name, _ in g.groups()] == ["sub"]
         members = {name: type(node) async for name, node in g.members(max_depth=None)}
         assert members == {"sub": AsyncGroup, "sub/x": AsyncArray, "z": AsyncArray}
         assert await g.nmembers(max_depth=None) == 3
         x = await g.getitem("sub/x")
-        assert isinstance(x, AsyncArray) and x.path == "sub/x"
+        assert isinstance(x, AsyncArray)
+        assert x.path == "sub/x"
         assert (await g.getitem("sub")).attrs == {"k": 1}
         assert await g.get("missing", 5) == 5
         await g.delitem("z")
         assert not await g.contains("z")
         node = await async_api.open(store, mode="r")
-        assert isinstance(node, AsyncGroup) and node.read_only
+        assert isinstance(node, AsyncGroup)
+        assert node.read_only
         assert isinstance(await async_api.open(store, path="sub/x", mode="r"), AsyncArray)
         assert "x" in str(await g.tree())
         again = await AsyncGroup.open(store)
@@ -224,4 +228,5 @@ def test_the_pacing_store_sees_a_blocked_loop() -> None:
         await ticker
 
     run(main())
-    assert store.stalled == 4 and store.ticked == 0
+    assert store.stalled == 4
+    assert store.ticked == 0

@@ -131,7 +131,7 @@ class _AsyncNode:
         return self._node.info  # type: ignore[attr-defined]
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._node == other._node  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._node == other._node
 
     def __hash__(self) -> int:
         return hash((type(self), self._node))
@@ -297,7 +297,7 @@ class AsyncGroup(_AsyncNode):
 
     # -- members ------------------------------------------------------------------------
     async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
-        return as_async(await in_thread(self._node.__getitem__, key))  # type: ignore[no-any-return]
+        return as_async(await in_thread(self._node.__getitem__, key))
 
     async def get(self, key: str, default: Any = None) -> Any:
         return as_async(await in_thread(self._node.get, key, default))

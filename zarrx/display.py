@@ -141,7 +141,7 @@ def grid_svg(shape: tuple[int, ...], chunks: tuple[int, ...],
         parts.append(_text(x0 + dx / 2 - 4, y0 + dy / 2 - 4, depth.length, anchor="end"))
         width, height = x0 + w + dx + 24, y0 + dy + h + 24
     if len(shape) > 3:
-        parts.append(_text(4, height + 8, f"× {shape[:-3]} (the first axes)", anchor="start"))
+        parts.append(_text(4, height + 8, f"\u00d7 {shape[:-3]} (the first axes)", anchor="start"))
         height += 14
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}"'
             f' viewBox="0 0 {width:.0f} {height:.0f}" role="img" class="zarrx-grid">'

@@ -18,6 +18,7 @@ import xarray as xr
 
 import zarrx
 from zarrx.integrations.xarray import to_zarr
+from zarrx.integrations.zarr_store import as_zarr_store
 from zarrx.stores.local import LocalStore
 from zarrx.stores.memory import MemoryStore
 
@@ -158,7 +159,7 @@ def test_template_then_region_writes(tmp_path: Path, shards: Any) -> None:
     steps.append(_writer(ds[["land"]].drop_vars(["x", "y", "station"]), mode="r+",
                          region="auto", consolidated=False))
     theirs, ours = _both(tmp_path, steps)
-    stored = _check_same(theirs, ours, ds.compute())
+    _check_same(theirs, ours, ds.compute())
     if shards:
         assert zarrx.open_array(ours, path="temperature").shards == shards
 
@@ -188,5 +189,7 @@ def test_memory_and_url_stores(tmp_path: Path) -> None:
     to_zarr(ds, store, mode="w", consolidated=False)
     assert "temperature/zarr.json" in store.list()
     xr.testing.assert_identical(xr.open_dataset(store, engine="zarrx").load(), ds)
+    wrapped = as_zarr_store(store)  # the zarrx engine opens what it wraps
+    xr.testing.assert_identical(xr.open_dataset(wrapped, engine="zarrx").load(), ds)
     to_zarr(ds, f"file://{tmp_path / 'u.zarr'}", mode="w", consolidated=False)
     xr.testing.assert_identical(xr.open_zarr(tmp_path / "u.zarr", consolidated=False).load(), ds)

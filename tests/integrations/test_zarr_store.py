@@ -139,7 +139,8 @@ def test_zarr_python_arrays_and_groups_on_it(tmp_path: Path) -> None:
 
 def test_as_zarr_store_takes_what_zarrx_opens(tmp_path: Path) -> None:
     local = as_zarr_store(tmp_path / "p.zarr")
-    assert isinstance(local, ZarrxStore) and isinstance(local.store, LocalStore)
+    assert isinstance(local, ZarrxStore)
+    assert isinstance(local.store, LocalStore)
     assert isinstance(as_zarr_store(str(tmp_path / "p.zarr")).store, LocalStore)  # type: ignore[attr-defined]
     assert as_zarr_store("memory://zarr-store-test").store == MemoryStore.from_url(  # type: ignore[attr-defined]
         "memory://zarr-store-test")
@@ -149,7 +150,8 @@ def test_as_zarr_store_takes_what_zarrx_opens(tmp_path: Path) -> None:
     assert as_zarr_store(theirs) is theirs
     assert as_zarr_store(zarrx.storage.ZarrPythonStore(theirs)) is theirs
     read_only = as_zarr_store(tmp_path / "p.zarr", read_only=True)
-    assert read_only.read_only and read_only.store.read_only  # type: ignore[attr-defined]
+    assert read_only.read_only
+    assert read_only.store.read_only  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="read-only"):
         sync(read_only.set("k", PROTOTYPE.buffer.from_bytes(b"x")))
     with pytest.raises(TypeError, match="zarrx store"):

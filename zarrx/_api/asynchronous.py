@@ -36,7 +36,7 @@ __all__ = [
     "save_group", "tree", "zeros", "zeros_like",
 ]
 
-open = asynchronous(_api.open)  # noqa: A001 - zarr-python's name
+open = asynchronous(_api.open)  # zarr-python's name (shadows the builtin here)
 open_array = asynchronous(_api.open_array)
 open_group = asynchronous(_api.open_group)
 open_like = asynchronous(_api.open_like)

@@ -201,6 +201,10 @@ def open_group(
                 raise TypeError(f"{group!r} is an array, not a group")
             return node, False
         return filename_or_obj, False
+    from zarrx.integrations.zarr_store import ZarrxStore
+
+    if isinstance(filename_or_obj, ZarrxStore):  # a zarrx store wrapped for zarr-python
+        filename_or_obj = filename_or_obj.store
     if not isinstance(filename_or_obj, Store | str | os.PathLike):
         raise TypeError(
             f"engine 'zarrx' opens a path, a URL, a zarrx store or a zarrx Group, "

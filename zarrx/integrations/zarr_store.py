@@ -125,7 +125,7 @@ class ZarrxStore(Store):
     # -- writing ----------------------------------------------------------------------
     async def set(self, key: str, value: Buffer) -> None:
         self._check_writable()
-        await asyncio.to_thread(self.store.set, key, memoryview(value.as_numpy_array()))
+        await asyncio.to_thread(self.store.set, key, value.as_numpy_array().data)
 
     async def set_if_not_exists(self, key: str, value: Buffer) -> None:
         """Write ``value`` unless ``key`` holds one: one atomic update where the zarrx
@@ -183,7 +183,7 @@ def _with_read_only(store: zarrx_store.Store, read_only: bool) -> zarrx_store.St
     with_read_only = getattr(store, "with_read_only", None)
     if with_read_only is None:
         raise TypeError(f"{store!r} cannot be opened with read_only={read_only}")
-    return with_read_only(read_only)  # type: ignore[no-any-return]
+    return with_read_only(read_only)
 
 
 def as_zarr_store(
