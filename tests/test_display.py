@@ -206,3 +206,13 @@ def test_a_large_group_is_cut(monkeypatch: Any) -> None:
     assert markup.count("<li>") == 3
     assert "2 more not shown" in markup
     assert zarrx.display.MAX_NODES == 3 < MAX_NODES
+
+
+def test_the_stored_count_comes_from_the_keys_not_the_grid() -> None:
+    """400 million chunks in the grid, 6 stored: the display counts the 6 listed keys (a
+    walk of the grid would take minutes)."""
+    a = zarrx.create_array(MemoryStore(), shape=(20000, 20000), chunks=(1, 1), dtype="u1")
+    a[:2, :3] = 1
+    facts = _facts(a._repr_html_())
+    assert facts["Chunks stored"] == "6 of 400000000"
+    assert "Stored size" in facts
