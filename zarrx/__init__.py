@@ -115,7 +115,7 @@ def _attach_asynchronous() -> None:
             return importlib.import_module("zarrx.api.asynchronous")
         raise AttributeError(f"module 'zarrx.api' has no attribute {name!r}")
 
-    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    module.__dict__["__getattr__"] = __getattr__
 
 
 _attach_asynchronous()
