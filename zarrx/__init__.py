@@ -84,6 +84,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "AsyncArray",
+    "AsyncGroup",
     "Group",
     "__version__",
     "array",
@@ -129,4 +131,30 @@ def __getattr__(name: str) -> object:
         import zarrx.zom
 
         return zarrx.zom
+    if name in ("AsyncArray", "AsyncGroup"):
+        from zarrx import async_nodes
+
+        return getattr(async_nodes, name)
     raise AttributeError(f"module 'zarrx' has no attribute {name!r}")
+
+
+def _attach_asynchronous() -> None:
+    """Make ``zarrx.api.asynchronous`` (zarr-python's name for the asyncio API) a submodule
+    of the module :mod:`zarrx.api`, imported on first use from ``zarrx/_api/``."""
+    import os
+    import sys
+
+    module = sys.modules["zarrx.api"]
+    module.__path__ = [os.path.join(os.path.dirname(__file__), "_api")]
+
+    def __getattr__(name: str) -> object:
+        if name == "asynchronous":
+            import importlib
+
+            return importlib.import_module("zarrx.api.asynchronous")
+        raise AttributeError(f"module 'zarrx.api' has no attribute {name!r}")
+
+    module.__dict__["__getattr__"] = __getattr__
+
+
+_attach_asynchronous()

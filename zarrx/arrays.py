@@ -259,6 +259,11 @@ class Array(Node):
     def __repr__(self) -> str:
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
 
+    def _repr_html_(self) -> str:
+        from zarrx.display import array_html  # a notebook's display (zarrx/display.py)
+
+        return array_html(self)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")

@@ -300,6 +300,11 @@ class Group(Node):
     def __repr__(self) -> str:
         return f"<zarrx.Group {self.name!r}>"
 
+    def _repr_html_(self) -> str:
+        from zarrx.display import group_html  # a notebook's display (zarrx/display.py)
+
+        return group_html(self)
+
 
 class Tree(str):
     """The text of :meth:`Group.tree`; shown as itself (not quoted) at the prompt."""

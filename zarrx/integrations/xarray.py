@@ -16,9 +16,14 @@ Reads are lazy: each variable is a :class:`ZarrxBackendArray`, indexed with zarr
 orthogonal (``oindex``) and vectorized (``vindex``) selections, and it pickles (as store
 and path) for dask's distributed schedulers.
 
+Writes go through xarray's own ``to_zarr`` (zarr-python encodes) with zarrx's stores doing
+every read, write, list and delete: :func:`to_zarr` (``ds.zarrx.to_zarr`` once this module
+is imported) wraps the target in a :class:`~zarrx.integrations.zarr_store.ZarrxStore`.
+
 >>> import xarray as xr  # doctest: +SKIP
 >>> ds = xr.open_dataset("data.zarr", engine="zarrx")  # doctest: +SKIP
 >>> ds = open_zarrx("s3://bucket/data.zarr", storage_options={"anon": True})  # doctest: +SKIP
+>>> to_zarr(ds, zarrx.storage.LocalStore("out.zarr"), mode="w")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -196,6 +201,10 @@ def open_group(
                 raise TypeError(f"{group!r} is an array, not a group")
             return node, False
         return filename_or_obj, False
+    from zarrx.integrations.zarr_store import ZarrxStore
+
+    if isinstance(filename_or_obj, ZarrxStore):  # a zarrx store wrapped for zarr-python
+        filename_or_obj = filename_or_obj.store
     if not isinstance(filename_or_obj, Store | str | os.PathLike):
         raise TypeError(
             f"engine 'zarrx' opens a path, a URL, a zarrx store or a zarrx Group, "
@@ -281,3 +290,42 @@ def open_zarrx(store: Any, *, group: str | None = None, chunks: Any = None, **kw
     return xr.open_dataset(
         store, engine="zarrx", group=group, chunks={} if chunks is None else chunks, **kwargs
     )
+
+
+def to_zarr(
+    obj: Any, store: Any, *, storage_options: dict[str, Any] | None = None, **kwargs: Any
+) -> Any:
+    """``obj.to_zarr(...)`` (a Dataset or DataArray) writing through zarrx's stores.
+
+    ``store``: a zarrx store, a path or a URL (opened by zarrx, ``storage_options`` for
+    URLs), or a zarrx :class:`~zarrx.Group` (its store; its path joins ``group=``). Every
+    other keyword is xarray's (``mode``, ``region``, ``append_dim``, ``encoding``,
+    ``zarr_format``, ``consolidated``, ``compute``, ``safe_chunks`` ...), with xarray's
+    meaning: zarr-python encodes and lays out the data, zarrx stores it.
+    """
+    from zarrx.integrations.zarr_store import as_zarr_store
+
+    if isinstance(store, Group) and store.path:
+        inner = kwargs.get("group")
+        kwargs["group"] = store.path if not inner else f"{store.path}/{inner.strip('/')}"
+    return obj.to_zarr(as_zarr_store(store, storage_options=storage_options), **kwargs)
+
+
+class ZarrxAccessor:
+    """``ds.zarrx.to_zarr(store, ...)`` / ``da.zarrx.to_zarr(...)``: :func:`to_zarr`."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def to_zarr(self, store: Any, **kwargs: Any) -> Any:
+        return to_zarr(self._obj, store, **kwargs)
+
+
+def _register_accessors() -> None:
+    import xarray as xr
+
+    for register in (xr.register_dataset_accessor, xr.register_dataarray_accessor):
+        register("zarrx")(ZarrxAccessor)
+
+
+_register_accessors()
