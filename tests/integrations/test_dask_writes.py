@@ -60,10 +60,10 @@ def test_to_zarr_of_a_zarr_array_over_a_zarrx_store_with_a_region(tmp_path: Path
     np.testing.assert_array_equal(zarr.open_array(tmp_path / "t.zarr")[...], expected)
 
 
-# Blocks that split shards with lock=False (many threads updating one sharded array's
-# shards at once) are not here: the engine's sharded write path is being rewritten.
-@pytest.mark.parametrize(("shards", "lock"), [(None, False), (None, True), ((24, 24), True)],
-                         ids=["chunked-unlocked", "chunked-locked", "sharded-locked"])
+@pytest.mark.parametrize(("shards", "lock"), [(None, False), (None, True), ((24, 24), True),
+                                              ((24, 24), False)],
+                         ids=["chunked-unlocked", "chunked-locked", "sharded-locked",
+                              "sharded-unlocked"])
 def test_store_into_a_zarrx_array_with_blocks_that_split_chunks(
     tmp_path: Path, lock: bool, shards: Any
 ) -> None:
