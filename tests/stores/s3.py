@@ -59,6 +59,7 @@ class Recorder:
     gate: Any = None
     in_flight: int = 0
     most_in_flight: int = 0
+    writes: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         start = time.perf_counter()
@@ -79,6 +80,13 @@ class Recorder:
             barrier = self.barrier
             if barrier is not None and is_get and self.gate(environ):
                 barrier.wait(timeout=120)  # only a guard against a hang: fails if broken
+            if environ["REQUEST_METHOD"] in ("PUT", "POST", "DELETE"):
+                # moto checks a write's If-Match / If-None-Match and then stores the object,
+                # as two steps another request can come between (its S3 server is threaded
+                # Python); S3 does both as one. Writes one at a time keep S3's guarantee,
+                # which the conditional updates under test rely on.
+                with self.writes:
+                    return list(self.app(environ, capture))
             return self.app(environ, capture)
         finally:
             with self.lock:
