@@ -2,12 +2,15 @@
 
 - Spec: https://github.com/zarr-developers/zarr-extensions/tree/main/codecs (the
   ``numcodecs.*`` entries); the numcodecs documentation for each codec's configuration.
-- v3 names: ``numcodecs.<id>`` (as zarr-python 3 writes them, e.g. ``numcodecs.delta``);
+- v3 name: ``numcodecs.<id>`` (as zarr-python 3 writes them, e.g. ``numcodecs.delta``);
   configuration = the numcodecs config without ``id``. Every id numcodecs ships is registered
   in ``pyproject.toml`` (entry points to the :class:`Numcodec` objects below); a
   ``numcodecs.<id>`` that another package registers with numcodecs is found through
   numcodecs' own registry and treated as bytes→bytes.
-- v2: ``compressor`` and ``filters`` entries are numcodecs configs with an ``id``.
+- v2 id: the numcodecs id itself: ``compressor`` and ``filters`` entries are numcodecs
+  configs with an ``id``.
+- Draft URI: ``https://purl.org/zarr/spec/codec/<id>/<version>`` as zarr-python 2.18 writes
+  a compressor (``zarrx/metadata/v3_draft/codecs.py``).
 - Roles, from what each codec does (as zarr-python 3.4 places them): filters that take and
   give arrays (:data:`ARRAY_FILTERS`: delta, fixedscaleoffset, quantize, astype, packbits,
   bitround, categorize) are array→array codecs; codecs that compress typed arrays into
