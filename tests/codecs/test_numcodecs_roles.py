@@ -220,7 +220,7 @@ def test_quantize_needs_its_dtype_filled_before_use() -> None:
     with pytest.raises(MetadataError, match="'dtype' is filled from the array's data type"):
         codec.encode(np.zeros(3), ChunkSpec((3,), np.dtype("f8"), 0.0))
     evolved = codec.evolve(ChunkSpec((3,), np.dtype("f4"), 0.0))
-    assert evolved.to_config() == {"digits": 2, "dtype": "<f4"}
+    assert evolved.to_config() == {"digits": 2, "dtype": "float32"}  # as zarr-python 3.4
 
 
 def test_shuffle_elementsize_is_the_item_size() -> None:

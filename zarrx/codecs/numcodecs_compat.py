@@ -162,7 +162,7 @@ class _Numcodecs:
         if filled is None or self.config.get(filled[0]) is not None:
             return self
         key, what = filled
-        value = spec.dtype.itemsize if what == "itemsize" else spec.dtype.str
+        value = spec.dtype.itemsize if what == "itemsize" else str(spec.dtype)
         return type(self)(self.codec_id, {**self.config, key: value})
 
     @classmethod
