@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c", "packbits", "reshape",
-           "bitround", "numcodecs_compat", "cast_value", "scale_offset"]
+           "bitround", "numcodecs_compat", "cast_value", "scale_offset", "zfp"]
 
 
 @pytest.mark.parametrize("name", MODULES)
