@@ -118,3 +118,20 @@ def test_widening_fast_path_equals_the_general_path(pair: tuple[str, str],
         general = casting._cast(values, s, t, rounding, None)
         fast = casting.cast(values, target, rounding, None)
         assert general.tobytes() == fast.tobytes()
+
+
+def test_big_endian_storage() -> None:
+    """Chunks stored big-endian reach the cast in the stored byte order."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(6,), chunks=(4,), dtype="f8", fill_value=-1.0,
+                           filters=[{"name": "cast_value", "configuration": {
+                               "data_type": "float32", "rounding": "towards-zero"}}],
+                           serializer={"name": "bytes", "configuration": {"endian": "big"}})
+    a[1:5] = [0.1, -0.1, 2.0, 3.0]
+    with pytest.raises(CodecError, match="outside the range of float32"):
+        a[0] = 1e300
+    tenth = np.float32(0.1)
+    if float(tenth) > 0.1:  # towards zero
+        tenth = np.nextafter(tenth, np.float32(0))
+    got = zarrx.open_array(store)[...]
+    assert got.tolist() == [-1.0, float(tenth), -float(tenth), 2.0, 3.0, -1.0]

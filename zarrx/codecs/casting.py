@@ -141,6 +141,8 @@ def cast(values: np.ndarray, target: np.dtype, rounding: str, out_of_range: str 
     ``mapping`` holds ``(source scalar, target scalar)`` pairs; CastError names the
     first value that cannot be cast."""
     values = np.asarray(values)
+    if not values.dtype.isnative:  # stored big-endian: every rule below reads native values
+        values = values.astype(values.dtype.newbyteorder("="))
     s, t = numeric(values.dtype), numeric(target)
     if s is None or t is None:
         raise CodecError(f"cast_value: zarrx casts between integer and float types other "
