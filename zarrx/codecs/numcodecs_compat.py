@@ -26,8 +26,9 @@
   ``numcodecs.zfpy`` needs ``zfpy`` (``pip install 'zarrx[zfp]'``); without them a
   :class:`~zarrx.errors.MissingCodecError` names the extra.
 - Known incompatibilities: numcodecs decoders do not take an output bound, so the size is
-  checked after decoding; zarrx's own ``blosc``, ``zstd``, ``gzip`` and ``crc32c`` serve
-  those ids (:class:`KeepName` writes them back under the name they were read with).
+  checked after decoding; zarrx's own ``blosc``, ``zstd`` and ``gzip`` serve those ids, and
+  its ``crc32c`` the v3 ``numcodecs.crc32c`` (:class:`KeepName` writes them back under the
+  name they were read with).
 - Refused: ``pickle`` (v3 ``numcodecs.pickle``), whose decoding unpickles stored bytes and
   so runs whatever code the data's writer chose; an :class:`~zarrx.errors.UnsafeCodecError`
   says so, at open and again at decode, unless the process opted in with
@@ -363,13 +364,8 @@ class KeepName(BytesBytesCodec):
         return self.inner.max_encoded_size(n)
 
 
-def _own(codec_id: str, config: Mapping[str, Any]) -> str | None:
-    """The name of zarrx's own codec that serves a numcodecs id with this configuration."""
-    if codec_id in ("blosc", "zstd", "gzip", "vlen-utf8", "vlen-bytes"):
-        return codec_id
-    if codec_id == "crc32c" and config.get("location", "end") == "end":
-        return "crc32c"  # numcodecs' CRC32C appends the same 4 little-endian bytes
-    return None
+#: numcodecs ids zarrx's own codecs of the same name serve.
+_OWN = ("blosc", "zstd", "gzip", "vlen-utf8", "vlen-bytes")
 
 
 def numcodecs_codec(codec_id: str, config: Mapping[str, Any]) -> Any:
@@ -378,11 +374,8 @@ def numcodecs_codec(codec_id: str, config: Mapping[str, Any]) -> Any:
     from zarrx import registry
 
     config = {k: v for k, v in config.items() if k != "id"}
-    own = _own(codec_id, config)
-    if own == "crc32c":
-        return registry.codecs.get(own).from_config({})  # its only option is "end"
-    if own is not None:
-        return registry.codecs.get(own).from_config(config)
+    if codec_id in _OWN:
+        return registry.codecs.get(codec_id).from_config(config)
     if codec_id in ARRAY_FILTERS:
         return NumcodecsArrayCodec(codec_id, config)
     if codec_id in SERIALIZERS:
@@ -397,7 +390,13 @@ def numcodecs_v3(codec_id: str, config: Mapping[str, Any]) -> Any:
         raise MetadataError(
             f"codec 'numcodecs.{codec_id}': configuration must be an object, got {config!r}"
         )
-    codec = numcodecs_codec(codec_id, config)
+    if codec_id == "crc32c" and config.get("location", "end") == "end":
+        from zarrx import registry
+
+        # numcodecs' CRC32C appends the same 4 little-endian bytes as the core codec
+        codec: Any = registry.codecs.get("crc32c").from_config({})
+    else:
+        codec = numcodecs_codec(codec_id, config)
     name = f"numcodecs.{codec_id}"
     if isinstance(codec, BytesBytesCodec) and codec.name != name:
         codec = KeepName(codec, name, {k: v for k, v in config.items() if k != "id"})
