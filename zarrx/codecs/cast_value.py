@@ -63,7 +63,8 @@ def data_type_of(value: Any, *, where: str) -> Any:
         raise type(e)(f"{where}: {e}") from None
 
 
-def _data_type_for(dtype: np.dtype) -> Any:
+def data_type_for(dtype: np.dtype) -> Any:
+    """The data type object of a NumPy dtype (its fill value codecs read scalars' JSON)."""
     from zarrx.data_types.core import DataType
     from zarrx.data_types.ml import MLDataType, ml_name
 
@@ -177,7 +178,7 @@ class CastValueCodec(ArrayArrayCodec):
     def _parse_maps(self, source: np.dtype
                     ) -> tuple[tuple[tuple[Any, Any], ...], tuple[tuple[Any, Any], ...]]:
         """The maps as NumPy scalars: encode (source → target), decode (target → source)."""
-        types = {"source": _data_type_for(source), "target": self.data_type}
+        types = {"source": data_type_for(source), "target": self.data_type}
         out = []
         for pairs, key_of, value_of, direction in (
             (self.encode_map, "source", "target", "encode"),

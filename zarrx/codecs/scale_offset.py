@@ -46,10 +46,10 @@ _WIDE = np.dtype(np.int64)
 
 def _scalar(dtype: np.dtype, value: Any, field: str) -> Any:
     """A JSON ``offset``/``scale`` as a NumPy scalar of ``dtype`` (fill value encoding)."""
-    from zarrx.codecs.cast_value import _data_type_for
+    from zarrx.codecs.cast_value import data_type_for
 
     try:
-        return _data_type_for(dtype).fill_from_json(value)
+        return data_type_for(dtype).fill_from_json(value)
     except MetadataError as e:
         raise MetadataError(
             f"codec 'scale_offset': {field} {value!r} is not a value of {dtype}: {e}"
