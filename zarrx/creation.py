@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import registry
-from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec, Codec
+from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec, Codec
 from zarrx.chunk_grids.rectilinear import RectilinearChunkGrid
 from zarrx.chunking import auto_partition
 from zarrx.codecs.pipeline import CodecPipeline, coerce_codec
@@ -333,9 +333,18 @@ def array_metadata_v3(request: ArrayRequest) -> ArrayMetadataV3:
     serializer_codecs = _codec_list(
         DEFAULT_SERIALIZER if serializer == "auto" else serializer, where=where
     )
-    if len(serializer_codecs) != 1:
-        raise MetadataError(f"{where}: serializer must be exactly one array→bytes codec")
+    if len(serializer_codecs) != 1 or not isinstance(serializer_codecs[0], ArrayBytesCodec):
+        raise MetadataError(
+            f"{where}: serializer must be exactly one array→bytes codec, got "
+            f"{[c.name for c in serializer_codecs]}"
+        )
     bytes_bytes = r.compressor_codecs()
+    for codec in bytes_bytes:
+        if isinstance(codec, ArrayBytesCodec):
+            raise MetadataError(
+                f"{where}: {codec.name!r} compresses typed arrays (an array→bytes codec): "
+                f"give it as serializer=, not among the compressors"
+            )
 
     fill = data_type.coerce_fill(r.fill_value)
     codecs: list[Any] = [*array_array, *serializer_codecs, *bytes_bytes]

@@ -137,6 +137,11 @@ class MissingDataTypeError(MissingDependencyError, UnknownDataTypeError):
     """A data type whose in-memory form needs an optional package (``zarrx[ml]``)."""
 
 
+class MissingCodecError(MissingDependencyError, UnknownCodecError):
+    """A codec whose implementation needs an optional package (``zarrx[pcodec]``,
+    ``zarrx[zfp]``)."""
+
+
 class ArgumentError(ZarrxError, ValueError):
     """A function was called with an invalid combination of arguments (e.g. a bad mode)."""
 

@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c", "packbits"]
+MODULES = ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c", "packbits", "reshape",
+           "bitround", "numcodecs_compat", "cast_value", "scale_offset", "zfp"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -45,12 +45,10 @@ def codec_from_json(value: Any, *, where: str) -> Codec:
     try:
         cls = registry.codecs.find(name)
         if cls is None and name.startswith("numcodecs."):
-            from zarrx.codecs.numcodecs_compat import KeepName, numcodecs_codec
+            # A numcodecs codec another package registers with numcodecs, not with zarrx.
+            from zarrx.codecs.numcodecs_compat import numcodecs_v3
 
-            codec = numcodecs_codec(name.removeprefix("numcodecs."), config)
-            if isinstance(codec, BytesBytesCodec) and codec.name != name:
-                codec = KeepName(codec, name, config)
-            return codec
+            return numcodecs_v3(name.removeprefix("numcodecs."), config)
         if cls is None:
             cls = registry.codecs.get(name)
         return cls.from_config(config)
@@ -340,34 +338,39 @@ def _as_slice(s: Any) -> Any:
     return s
 
 
+_ROLES = ("array→array", "array→bytes", "bytes→bytes")
+
+
+def role_of(codec: Any) -> int:
+    """A codec's place in a chain: 0 array→array, 1 array→bytes, 2 bytes→bytes, -1 none."""
+    if isinstance(codec, ArrayArrayCodec):
+        return 0
+    if isinstance(codec, ArrayBytesCodec):
+        return 1
+    if isinstance(codec, BytesBytesCodec):
+        return 2
+    return -1
+
+
 class CodecPipeline:
     """An array's codecs, validated for order: array→array*, array→bytes, bytes→bytes*."""
 
     def __init__(self, codecs: Sequence[Codec], *, where: str = "array") -> None:
         self.where = where
-        stage = 0
-        array_bytes = [c for c in codecs if isinstance(c, ArrayBytesCodec)]
-        if len(array_bytes) != 1:
-            raise MetadataError(
-                f"{where}: codecs must contain exactly one array→bytes codec (such as 'bytes'), "
-                f"found {len(array_bytes)}: {[c.name for c in codecs]}"
-            )
-        for codec in codecs:
-            order = (
-                0 if isinstance(codec, ArrayArrayCodec)
-                else 1 if isinstance(codec, ArrayBytesCodec)
-                else 2 if isinstance(codec, BytesBytesCodec)
-                else -1
-            )
-            if order < 0:
+        roles = [role_of(c) for c in codecs]
+        for codec, role in zip(codecs, roles):
+            if role < 0:
                 raise MetadataError(f"{where}: {codec!r} is not a codec")
-            if order < stage:
-                raise MetadataError(
-                    f"{where}: codec {codec.name!r} is out of order; expected array→array codecs, "
-                    f"then one array→bytes codec, then bytes→bytes codecs, got "
-                    f"{[c.name for c in codecs]}"
-                )
-            stage = order
+        if roles.count(1) != 1 or roles != sorted(roles):
+            listed = ", ".join(f"{c.name} ({_ROLES[r]})" for c, r in zip(codecs, roles))
+            problem = (
+                f"found {roles.count(1)} array→bytes codecs" if roles.count(1) != 1
+                else "they are out of order"
+            )
+            raise MetadataError(
+                f"{where}: codecs must be array→array codecs, then exactly one array→bytes "
+                f"codec (such as 'bytes'), then bytes→bytes codecs; {problem}: [{listed}]"
+            )
         self.codecs: tuple[Codec, ...] = tuple(codecs)
         self._prepare = lru_cache(maxsize=64)(self._prepare_uncached)
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrx import registry
-from zarrx.abc.codec import ArrayArrayCodec, ChunkSpec
+from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.chunk_key_encodings.default import V2ChunkKeyEncoding, check_separator
 from zarrx.codecs.pipeline import CodecPipeline
@@ -206,17 +206,25 @@ class ArrayMetadataV2:
             if self.order == "F" and len(self.shape) > 1:
                 transpose = registry.codecs.get("transpose")
                 chain.append(transpose.from_config({"order": list(range(len(self.shape)))[::-1]}))
+            # A compressor of typed arrays (numcodecs' pcodec, zfpy) serialises the chunk
+            # itself: it takes the place of ``bytes``.
+            compressor = self.compressor
             if self.stored_dtype.hasobject:
                 chain.append(self._vlen())
             else:
+                serializer = compressor
+                if isinstance(compressor, ArrayBytesCodec):
+                    compressor = None
+                else:
+                    serializer = registry.codecs.get("bytes")(endian=endian_of(self.stored_dtype))
                 array_filters, bytes_filters = split_filters(self.filters, where="v2 array")
                 if array_filters or self.stored_dtype.fields is not None:
                     chain.append(StoredOrder(self.stored_dtype))
                 chain.extend(array_filters)
-                chain.append(registry.codecs.get("bytes")(endian=endian_of(self.stored_dtype)))
+                chain.append(serializer)
                 chain.extend(bytes_filters)
-            if self.compressor is not None:
-                chain.append(self.compressor)
+            if compressor is not None:
+                chain.append(compressor)
             cached = CodecPipeline(chain, where="v2 array").evolve(
                 ChunkSpec(self.chunks, self.dtype, self.fill_value)
             )
