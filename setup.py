@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("ZARRX_DEBUG_BUILD") == "1"
 MODULES = ["indexing", "assemble", "keys", "files", "shards", "shuffle", "memory", "blosc_part",
-           "steps"]
+           "steps", "batch"]
 
 directives = {
     "language_level": 3,

@@ -186,17 +186,15 @@ class ShardLayout:
         is the ``bytes`` codec alone, for fixed-size elements): the byte-swap unit that
         copies them into a native array (0: none). A shard's inner chunks are then placed
         by one kernel call (:meth:`place_all`). ``None``: each is decoded on its own."""
-        from zarrx.codecs.bytes import BytesCodec
-
         inner = self.inner
-        if inner.array_array or inner.bytes_bytes or not isinstance(inner.array_bytes, BytesCodec):
+        if inner.array_array or inner.bytes_bytes:
             return None
         dtype = self.spec.dtype
         if self.elements.variable or dtype.hasobject:
             return None
-        stored = inner.array_bytes.stored_dtype(inner.bytes_spec)
-        if stored.fields is not None and stored != dtype:  # records: NumPy swaps per field
-            return None
+        stored = inner.array_bytes.image_dtype(inner.bytes_spec)
+        if stored is None or (stored.fields is not None and stored != dtype):
+            return None  # (records: NumPy swaps them field by field)
         return swap_unit(stored)
 
     def place_all(self, shard: Any, index: np.ndarray, out: np.ndarray,
@@ -239,6 +237,8 @@ class ShardingCodec(ArrayBytesCodec):
     index_location: str = "end"
 
     name: ClassVar[str] = "sharding_indexed"
+    #: :meth:`decode_into` puts each inner chunk straight into its place.
+    writes_any_layout: ClassVar[bool] = True
 
     @classmethod
     def from_config(cls, configuration: Mapping[str, Any]) -> Self:
