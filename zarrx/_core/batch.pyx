@@ -242,7 +242,7 @@ def decode_place(list sources not None, which, offsets, sizes, starts, steps, co
         p.chunk[d] = shape[d]
         p.cstrides[d] = stride
         p.ostrides[d] = out.strides[d]
-        if p.ostrides[d] == 0 and out.shape[d] > 1:
+        if p.ostrides[d] == 0 and out.shape[d] > 1 and out.size:
             raise ValueError("decode_place: out is a broadcast array (a zero stride)")
         if shape[d] > 1 and p.ostrides[d] != stride:
             p.direct = False
@@ -279,7 +279,11 @@ def decode_place(list sources not None, which, offsets, sizes, starts, steps, co
         if views == NULL or lengths == NULL or p.sources == NULL:
             raise MemoryError("decode_place: no memory for the sources")
         for i in range(nsrc):
-            PyObject_GetBuffer(sources[i], &views[i], PyBUF_SIMPLE)
+            try:
+                PyObject_GetBuffer(sources[i], &views[i], PyBUF_SIMPLE)
+            except (BufferError, TypeError, ValueError) as e:
+                raise TypeError(f"decode_place: source {i} must be a contiguous bytes-like "
+                                f"object ({e})") from None
             held = i + 1
             p.sources[i] = <const unsigned char*>views[i].buf
             lengths[i] = views[i].len
