@@ -50,6 +50,78 @@ def _timed(run: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
+class Shard:
+    """The shard's data, its inner chunks' views and projections, and their geometry."""
+
+    def __init__(self, side: int, c: int) -> None:
+        grid = side // c
+        self.side, self.c, self.n = side, c, grid * grid
+        rng = np.random.default_rng(0)
+        y, x = np.mgrid[0:side, 0:side]
+        self.data = ((x // 16 + y // 16) % 200 + rng.integers(0, 3, (side, side))).astype("uint8")
+        coords = [(i, j) for i in range(grid) for j in range(grid)]
+        self.views = [self.data[i * c:(i + 1) * c, j * c:(j + 1) * c] for i, j in coords]
+        whole = (slice(0, c, 1), slice(0, c, 1))
+        self.projections = [
+            ChunkProjection(coords=(i, j), chunk_selection=whole, complete=True,
+                            out_selection=(slice(i * c, (i + 1) * c), slice(j * c, (j + 1) * c)))
+            for i, j in coords]
+        n = self.n
+        self.which = np.zeros(n, np.int64)
+        self.starts = np.zeros((n, 2), np.int64)
+        self.steps = np.ones((n, 2), np.int64)
+        self.counts = np.full((n, 2), c, np.int64)
+        self.outs = np.array([(i * c, j * c) for i, j in coords], np.int64)
+        self.flat_outs = np.array([(k * c, 0) for k in range(n)], np.int64)
+
+
+def measure(name: str, shard: Shard, repeats: int) -> None:
+    c, n = shard.c, shard.n
+    chain = CodecPipeline.from_json(CHAINS[name], where="bench").prepare(spec((c, c), "uint8"))
+    elements = Elements.of(np.dtype("uint8"), 0)
+    frames = [bytes(chain.encode_general(v)) for v in shard.views]
+    stored = b"".join(frames)
+    sizes = np.array([len(f) for f in frames], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    items = [(p, memoryview(stored)[o:o + s])
+             for p, o, s in zip(shard.projections, offsets.tolist(), sizes.tolist())]
+    out = np.zeros((shard.side, shard.side), "uint8")
+    flat = np.zeros((n * c, c), "uint8")
+    decoder = chain.batch_decoder
+    assert decoder is not None
+
+    def each() -> None:
+        place_each(chain, elements, (c, c), items, out)
+
+    def batch() -> None:
+        decoder.place([stored], shard.which, offsets, sizes, shard.starts, shard.steps,
+                      shard.counts, shard.outs, out, b"\0")
+
+    def in_place() -> None:
+        decoder.place([stored], shard.which, offsets, sizes, shard.starts, shard.steps,
+                      shard.counts, shard.flat_outs, flat, b"\0")
+
+    def encode_each() -> None:
+        for v in shard.views:
+            chain.encode_general(v)
+
+    def encode_batch() -> None:
+        chain.encode_many(shard.views)
+
+    us = 1e6 / n
+    before, after = _timed(each, repeats), _timed(batch, repeats)
+    assert np.array_equal(out, shard.data)
+    print(f"{name:10} {'decode+place':16} {before * us:10.2f} {after * us:8.3f} "
+          f"{before / after:8.1f}x")
+    floor = _timed(in_place, repeats)
+    assert np.array_equal(flat.reshape(n, c, c), np.stack(shard.views))
+    print(f"{name:10} {'decode in place':16} {'':10} {floor * us:8.3f}")
+    before, after = _timed(encode_each, repeats), _timed(encode_batch, repeats)
+    assert chain.encode_many(shard.views[:64]) == frames[:64]
+    print(f"{name:10} {'encode':16} {before * us:10.2f} {after * us:8.3f} "
+          f"{before / after:8.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=2048, help="the shard's side")
@@ -57,76 +129,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--chains", nargs="*", default=list(CHAINS), choices=list(CHAINS))
     args = parser.parse_args()
-    side, c = args.size, args.chunk
-    grid = side // c
-    n = grid * grid
-    rng = np.random.default_rng(0)
-    y, x = np.mgrid[0:side, 0:side]
-    data = ((x // 16 + y // 16) % 200 + rng.integers(0, 3, (side, side))).astype("uint8")
-    views = [data[i * c:(i + 1) * c, j * c:(j + 1) * c] for i in range(grid) for j in range(grid)]
-    coords = [(i, j) for i in range(grid) for j in range(grid)]
-    projections = [ChunkProjection(coords=(i, j),
-                                   chunk_selection=(slice(0, c, 1), slice(0, c, 1)),
-                                   out_selection=(slice(i * c, (i + 1) * c),
-                                                  slice(j * c, (j + 1) * c)),
-                                   fancy=False, complete=True)
-                   for i, j in coords]
-    geometry = dict(
-        which=np.zeros(n, np.int64),
-        starts=np.zeros((n, 2), np.int64),
-        steps=np.ones((n, 2), np.int64),
-        counts=np.full((n, 2), c, np.int64),
-        outs=np.array([(i * c, j * c) for i, j in coords], np.int64),
-    )
-    print(f"one shard of {n} inner chunks of {c} x {c} uint8, µs per inner chunk "
-          f"(median of {args.repeats})")
-    print(f"{'chain':10} {'what':18} {'per chunk':>10} {'batch':>8} {'speed-up':>9}")
+    shard = Shard(args.size, args.chunk)
+    print(f"one shard of {shard.n} inner chunks of {shard.c} x {shard.c} uint8, µs per inner "
+          f"chunk (median of {args.repeats})")
+    print(f"{'chain':10} {'what':16} {'per chunk':>10} {'batch':>8} {'speed-up':>9}")
     for name in args.chains:
-        chain = CodecPipeline.from_json(CHAINS[name], where="bench").prepare(spec((c, c), "uint8"))
-        elements = Elements.of(np.dtype("uint8"), 0)
-        frames = [bytes(chain.encode_general(v)) for v in views]
-        shard = b"".join(frames)
-        sizes = np.array([len(f) for f in frames], np.int64)
-        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        stored = [memoryview(shard)[o:o + s] for o, s in zip(offsets.tolist(), sizes.tolist())]
-        out = np.zeros((side, side), "uint8")
-        decoder = chain.batch_decoder
-        assert decoder is not None
-
-        def each(out: np.ndarray = out) -> None:
-            place_each(chain, elements, (c, c), list(zip(projections, stored)), out)
-
-        def batch(out: np.ndarray = out, decoder: Any = decoder) -> None:
-            decoder.place([shard], geometry["which"], offsets, sizes, geometry["starts"],
-                          geometry["steps"], geometry["counts"], geometry["outs"], out, b"\0")
-
-        before, after = _timed(each, args.repeats), _timed(batch, args.repeats)
-        assert np.array_equal(out, data)
-        print(f"{name:10} {'decode+place':18} {before / n * 1e6:10.2f} {after / n * 1e6:8.3f} "
-              f"{before / after:8.1f}x")
-        flat = np.zeros((n, c, c), "uint8")
-        inplace = dict(geometry, outs=np.array([(k * c, 0) for k in range(n)], np.int64))
-
-        def direct(flat: np.ndarray = flat, decoder: Any = decoder) -> None:
-            decoder.place([shard], inplace["which"], offsets, sizes, inplace["starts"],
-                          inplace["steps"], inplace["counts"], inplace["outs"],
-                          flat.reshape(n * c, c), b"\0")
-
-        floor = _timed(direct, args.repeats)
-        assert np.array_equal(flat, np.stack(views))
-        print(f"{name:10} {'decode in place':18} {'':10} {floor / n * 1e6:8.3f}")
-
-        def encode_each() -> None:
-            for v in views:
-                chain.encode_general(v)
-
-        def encode_batch() -> None:
-            chain.encode_many(views)
-
-        before, after = _timed(encode_each, args.repeats), _timed(encode_batch, args.repeats)
-        assert [bytes(f) for f in chain.encode_many(views[:64])] == frames[:64]
-        print(f"{name:10} {'encode':18} {before / n * 1e6:10.2f} {after / n * 1e6:8.3f} "
-              f"{before / after:8.1f}x")
+        measure(name, shard, args.repeats)
 
 
 if __name__ == "__main__":

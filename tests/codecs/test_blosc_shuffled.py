@@ -58,8 +58,9 @@ def fused(codec: BloscCodec, chunk: np.ndarray, swap: int) -> bytes | str | None
     if layout is None:
         return "no"
     step = layout.step
-    (frame,), stop, _, _ = encode_chunks([chunk], swap, layout.blocksize, [step.encode],
-                                         [step.context], [step.release], [chunk.nbytes + 16])
+    (frame,), stop, _, _ = encode_chunks([chunk], chunk.dtype, chunk.shape, swap,
+                                         layout.blocksize, [step.encode], [step.context],
+                                         [step.release], [chunk.nbytes + 16])
     assert stop == 1
     return frame
 

@@ -124,24 +124,30 @@ def test_a_step_that_fails_is_reported() -> None:
 def test_encode_chunks() -> None:
     base = np.arange(60, dtype="<u4").reshape(6, 10)
     chunks = [base[:3, :4], base[3:, ::-2][:, :4], np.ascontiguousarray(base[:3, :4])]
-    made, stop, _, _ = encode_chunks(chunks, 0, 0, [], [], [], [])
+    u4 = np.dtype("<u4")
+    made, stop, _, _ = encode_chunks(chunks, u4, (3, 4), 0, 0, [], [], [], [])
     assert stop == 3
     assert made == [np.ascontiguousarray(c).tobytes() for c in chunks]
-    made, stop, _, _ = encode_chunks(chunks, 4, 0, [], [], [], [])
+    made, stop, _, _ = encode_chunks(chunks, u4, (3, 4), 4, 0, [], [], [], [])
     assert made == [np.ascontiguousarray(c).byteswap().tobytes() for c in chunks]
-    made, stop, _, _ = encode_chunks(chunks, 0, 0, [CRC_ENCODE], [0], [0], [52])
+    made, stop, _, _ = encode_chunks(chunks, u4, (3, 4), 0, 0, [CRC_ENCODE], [0], [0], [52])
     assert all(m[:48] == np.ascontiguousarray(c).tobytes() for m, c in zip(made, chunks))
-    failed = encode_chunks(chunks, 0, 0, [CRC_ENCODE], [0], [0], [50])  # too little room
+    failed = encode_chunks(chunks, u4, (3, 4), 0, 0, [CRC_ENCODE], [0], [0], [50])  # no room
     assert failed[1:] == (0, 0, -1)
     assert failed[0] == [None, None, None]
-    assert encode_chunks([], 0, 0, [], [], [], []) == ([], 0, -1, 0)
-    with pytest.raises(ValueError, match="not uint32 \\(3, 4\\) as the first"):
-        encode_chunks([chunks[0], base[:2, :4]], 0, 0, [], [], [], [])
+    assert encode_chunks([], u4, (3, 4), 0, 0, [], [], [], []) == ([], 0, -1, 0)
+    # Chunks of another shape or dtype, or no arrays at all, are left to the caller.
+    others = [chunks[0], base[:2, :4], chunks[0].astype(">u4"), b"x" * 48, chunks[0][None]]
+    made, stop, _, _ = encode_chunks(others, u4, (3, 4), 0, 0, [], [], [], [])
+    assert stop == 5
+    assert made == [made[0], None, None, None, None]
     with pytest.raises(ValueError, match="swap"):
-        encode_chunks(chunks, 3, 0, [], [], [], [])
+        encode_chunks(chunks, u4, (3, 4), 3, 0, [], [], [], [])
     with pytest.raises(ValueError, match="shuffle block"):
-        encode_chunks(chunks, 0, 6, [CRC_ENCODE], [0], [0], [52])
+        encode_chunks(chunks, u4, (3, 4), 0, 6, [CRC_ENCODE], [0], [0], [52])
     with pytest.raises(ValueError, match="shuffle block"):
-        encode_chunks(chunks, 0, 8, [], [], [], [])
+        encode_chunks(chunks, u4, (3, 4), 0, 8, [], [], [], [])
+    with pytest.raises(ValueError, match="cannot be encoded"):
+        encode_chunks(chunks, u4, (3, 0), 0, 0, [], [], [], [])
     with pytest.raises(TypeError, match="Python objects"):
-        encode_chunks([np.zeros(3, object)], 0, 0, [], [], [], [])
+        encode_chunks([np.zeros(3, object)], object, (3,), 0, 0, [], [], [], [])

@@ -36,6 +36,8 @@ def decode_place(
 
 def encode_chunks(
     chunks: list[np.ndarray],
+    dtype: np.dtype,
+    shape: Sequence[int],
     swap: int,
     shuffle: int,
     encoders: Sequence[int],
@@ -43,7 +45,8 @@ def encode_chunks(
     releases: Sequence[int],
     capacities: Sequence[int],
 ) -> tuple[list[bytes | None], int, int, int]:
-    """Each chunk's C-order image (swap-byte units reversed; byte-shuffled in blocks of
-    shuffle bytes when set) run through the steps into a new bytes object. Returns the
-    results (None where a step declined), the index of the first chunk a step failed on
-    (len(chunks): none; results from it on are None), that step and its code."""
+    """Each chunk (an array of shape and dtype; anything else is left: None) laid out as
+    its C-order image (swap-byte units reversed; byte-shuffled in blocks of shuffle bytes
+    when set) and run through the steps into a new bytes object. Returns the results
+    (None where left, or where a step declined), the index of the first chunk a step
+    failed on (len(chunks): none; results from it on are None), that step and its code."""

@@ -394,6 +394,8 @@ cdef void _encode_all(Laying* p, Steps* s, Failure* f) noexcept nogil:
     cdef const unsigned char* src
     cdef unsigned char* dst
     for i in range(p.n):
+        if p.data[i] == NULL:
+            continue  # not one of these chunks
         if s.count == 0:
             if p.plain[i]:
                 memcpy(p.results[i], p.data[i], p.image)
@@ -427,26 +429,27 @@ cdef void _encode_all(Laying* p, Steps* s, Failure* f) noexcept nogil:
             p.sizes[i] = m
 
 
-def encode_chunks(list chunks not None, int swap, Py_ssize_t shuffle, encoders, contexts,
-                  releases, capacities):
+def encode_chunks(list chunks not None, dtype, shape, int swap, Py_ssize_t shuffle, encoders,
+                  contexts, releases, capacities):
     """Lay out and encode each chunk into a new bytes object; see batch.pyi."""
     cdef Laying p
     cdef Steps s
     cdef Failure f
     cdef Py_ssize_t i, d, n = len(chunks), stride, last_room
-    cdef cnp.ndarray chunk, first
+    cdef cnp.ndarray chunk
+    cdef cnp.dtype descr = np.dtype(dtype)
     cdef PyObject** objects = NULL
     cdef unsigned char* scratch = NULL
     cdef Py_ssize_t between = 0
     cdef bint same
     _steps(&s, encoders, contexts, releases, capacities, "encode_chunks")
     out = [None] * n
-    if n == 0:
-        return out, 0, -1, 0
-    first = chunks[0]
+    dims = tuple(int(x) for x in shape)
     p.n = n
-    p.ndim = first.ndim
-    p.itemsize = first.itemsize
+    p.ndim = len(dims)
+    p.itemsize = descr.itemsize
+    if descr.hasobject:
+        raise TypeError(f"encode_chunks: the dtype {descr} holds Python objects")
     if not 1 <= p.ndim <= MAX_DIMS:
         raise ValueError(f"encode_chunks: chunks must have 1 to {MAX_DIMS} dimensions")
     if swap not in (0, 2, 4, 8, 16) or (swap and p.itemsize % swap):
@@ -458,21 +461,23 @@ def encode_chunks(list chunks not None, int swap, Py_ssize_t shuffle, encoders, 
                          f"itemsize {p.itemsize}, before a step; got {shuffle}")
     stride = p.itemsize
     for d in range(p.ndim - 1, -1, -1):
-        p.shape[d] = first.shape[d]
+        p.shape[d] = dims[d]
         p.cstrides[d] = stride
-        stride *= first.shape[d]
+        stride *= dims[d]
+        if dims[d] < 1 or stride >= 2**62:
+            raise ValueError(f"encode_chunks: chunks of shape {dims} cannot be encoded")
     p.image = stride
-    if p.image <= 0 or p.image >= 2**62:
-        raise ValueError(f"encode_chunks: chunks of {p.image} bytes cannot be encoded")
+    if n == 0:
+        return out, 0, -1, 0
     p.swap = swap
     p.shuffle = shuffle
     last_room = s.capacity[s.count - 1] if s.count else p.image
     if s.count > 1:
         between = _largest(&s, 0, s.count - 1)
-    # Per chunk: where it lies, its strides, whether it is its image already; and where
-    # its result goes and how long that is.
+    # Per chunk: where it lies (NULL: not one of these chunks, left to the caller), its
+    # strides, whether it is its image already; where its result goes and how long it is.
     strides = np.empty((n, p.ndim), dtype=np.intp)
-    data = np.empty(n, dtype=np.uintp)
+    data = np.zeros(n, dtype=np.uintp)
     plain = np.empty(n, dtype=np.uint8)
     sizes = np.full(n, -1, dtype=np.intp)
     results = np.empty(n, dtype=np.uintp)
@@ -484,17 +489,15 @@ def encode_chunks(list chunks not None, int swap, Py_ssize_t shuffle, encoders, 
     cdef Py_ssize_t* stride_of = <Py_ssize_t*>p.strides
     cdef uint8_t* plain_of = <uint8_t*>p.plain
     for i in range(n):
+        if not isinstance(chunks[i], np.ndarray):
+            continue
         chunk = chunks[i]
-        same = chunk.ndim == p.ndim and chunk.itemsize == p.itemsize
+        kind = <object>cnp.PyArray_DESCR(chunk)
+        same = chunk.ndim == p.ndim and (kind is descr or cnp.PyArray_EquivTypes(kind, descr))
         for d in range(p.ndim if same else 0):
             same = same and cnp.PyArray_DIMS(chunk)[d] == p.shape[d]
         if not same:
-            raise ValueError(f"encode_chunks: chunk {i} is {chunk.dtype} "
-                             f"{(<object>chunk).shape}, not {first.dtype} "
-                             f"{(<object>first).shape} as the first")
-        if PyDataType_REFCHK(cnp.PyArray_DESCR(chunk)):
-            raise TypeError(f"encode_chunks: chunk {i}'s dtype {chunk.dtype} holds Python "
-                            "objects")
+            continue
         p.data[i] = <const char*>cnp.PyArray_DATA(chunk)
         for d in range(p.ndim):
             stride_of[i * p.ndim + d] = cnp.PyArray_STRIDES(chunk)[d]
@@ -511,8 +514,9 @@ def encode_chunks(list chunks not None, int swap, Py_ssize_t shuffle, encoders, 
             p.between[0] = scratch + p.image
             p.between[1] = scratch + p.image + between
         for i in range(n):  # the results: new objects nobody sees before the call returns
-            objects[i] = PyBytes_FromStringAndSize(NULL, last_room)
-            p.results[i] = <unsigned char*>PyBytes_AS_STRING(<object>objects[i])
+            if p.data[i] != NULL:
+                objects[i] = PyBytes_FromStringAndSize(NULL, last_room)
+                p.results[i] = <unsigned char*>PyBytes_AS_STRING(<object>objects[i])
         f.chunk, f.step, f.code = -1, -1, 0
         with nogil:  # (the chunks are held by the list, their arrays by the chunks)
             _encode_all(&p, &s, &f)

@@ -3,8 +3,9 @@
 What each function takes, checks, trusts and guarantees: ``zarrx/_core/README.md``.
 """
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, disjoint_base
 
+@disjoint_base
 class Context:
     """A step's context: a C struct this object owns, at ``address``."""
 

@@ -12,10 +12,10 @@ serves any number of concurrent calls; what a step keeps between the chunks of o
 (a zstd or zlib stream) lives in the call's own state.
 """
 
+cimport cython
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp, memcpy, memset
-
 
 
 cdef extern from *:
@@ -469,6 +469,7 @@ cdef Py_ssize_t _crc32c_encode(const void* context, void** state, const unsigned
 
 # -- Python side ---------------------------------------------------------------------------
 
+@cython.auto_pickle(False)  # (memory of this process: nothing to pickle)
 cdef class Context:
     """A step's context: a C struct this object owns, at :attr:`address`."""
 

@@ -220,46 +220,46 @@ class BatchEncoder:
     def encode(self, chunks: Sequence[np.ndarray]) -> list[Any]:
         """Each chunk (an array of the chain's chunk shape, any strides and byte order)
         encoded, as :meth:`PreparedChain.encode_general` encodes it alone (byte for byte;
-        that path encodes the chunks the kernel cannot: other dtypes, a failure)."""
-        chunks = list(chunks)
-        out: list[Any] = [None] * len(chunks)
+        that path encodes the chunks the kernel does not: of another dtype than the
+        first, or one it fails on)."""
+        chunks = chunks if isinstance(chunks, list) else list(chunks)
         if not chunks:
-            return out
-        dtype = chunks[0].dtype
-        swap = swap_between(dtype, self._image)
-        same = [i for i, c in enumerate(chunks)
-                if isinstance(c, np.ndarray) and c.dtype == dtype and c.shape == self._shape]
-        todo = same if swap >= 0 else []
-        if self._fused is not None and self._shuffled is not None and todo:
-            todo = self._run(chunks, todo, out, swap, self._fused[0], self._shuffled)
-        if todo:
-            todo = self._run(chunks, todo, out, swap, 0, self._plain)
-        for i, chunk in enumerate(chunks):
-            if out[i] is None:
-                out[i] = self._chain.encode_general(chunk)
+            return []
+        dtype = getattr(chunks[0], "dtype", None)
+        swap = -1 if dtype is None else swap_between(dtype, self._image)
+        out: list[Any] = [None] * len(chunks)
+        if swap >= 0 and self._fused is not None and self._shuffled is not None:
+            out = self._run(chunks, dtype, swap, self._fused[0], self._shuffled)
+            left = [i for i, made in enumerate(out) if made is None]  # declined
+            again = self._run([chunks[i] for i in left], dtype, swap, 0, self._plain)
+            for i, made in zip(left, again):
+                out[i] = made
+        elif swap >= 0:
+            out = self._run(chunks, dtype, swap, 0, self._plain)
+        if None in out:
+            out = [self._chain.encode_general(c) if made is None else made
+                   for c, made in zip(chunks, out)]
         return out
 
-    def _run(self, chunks: list[np.ndarray], todo: list[int], out: list[Any], swap: int,
-             shuffle: int, columns: tuple[list[int], ...]) -> list[int]:
-        """Encode chunks ``todo`` into ``out``, in runs of at most :data:`RUN_ROOM` bytes of
-        results; returns those declined (for the next way) or failed (for the general
-        path)."""
-        left: list[int] = []
+    def _run(self, chunks: list[np.ndarray], dtype: Any, swap: int, shuffle: int,
+             columns: tuple[list[int], ...]) -> list[Any]:
+        """The kernel's results for ``chunks`` (``None``: left or declined), in calls of
+        at most :data:`RUN_ROOM` bytes of results; a chunk it fails on is encoded by the
+        general path (which raises its error)."""
         per_run = max(1, RUN_ROOM // max(self._room, 1))
+        out: list[Any] = []
         at = 0
-        while at < len(todo):
-            run = todo[at:at + per_run]
-            made, stop, _, _ = encode_chunks([chunks[i] for i in run], swap, shuffle,
-                                             *columns)
-            for i, result in zip(run[:stop], made):
-                if result is None:
-                    left.append(i)
-                else:
-                    out[i] = result
-            if stop < len(run):  # the kernel failed there: the general path says why
-                out[run[stop]] = self._chain.encode_general(chunks[run[stop]])
-            at += stop + 1 if stop < len(run) else len(run)
-        return left
+        while at < len(chunks):
+            run = chunks[at:at + per_run] if at or len(chunks) > per_run else chunks
+            made, stop, _, _ = encode_chunks(run, dtype, self._shape, swap, shuffle, *columns)
+            if stop == len(run):
+                out.extend(made)
+                at += stop
+                continue
+            out.extend(made[:stop])
+            out.append(self._chain.encode_general(run[stop]))
+            at += stop + 1
+        return out
 
 
 def swap_between(dtype: np.dtype, image: np.dtype) -> int:

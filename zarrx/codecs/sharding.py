@@ -218,6 +218,36 @@ class ShardLayout:
             raise CodecError(str(e).removeprefix("place_chunks: ")) from None
         return True
 
+    @cached_property
+    def _whole_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per inner chunk of :attr:`whole_plan`: its selection (all of it) and where it
+        goes in the shard, as :meth:`BatchDecoder.place` takes them."""
+        n, ndim = len(self.whole_plan), len(self.chunk_shape)
+        shape = np.array(self.chunk_shape, np.int64)
+        at = np.array([p.coords for p in self.whole_plan], np.int64).reshape(n, ndim)
+        return (np.zeros((n, ndim), np.int64), np.ones((n, ndim), np.int64),
+                np.tile(shape, (n, 1)), at * shape)
+
+    def place_stored(self, shard: Any, index: np.ndarray, out: np.ndarray) -> bool:
+        """Every inner chunk of the stored ``shard`` (``index``: decoded and checked)
+        decoded into its place in ``out`` (the shard's shape and dtype, any strides) in
+        one call of the inner chain's batch decoder; ``False``, having done nothing, when
+        the chain has none."""
+        decoder = self.inner.batch_decoder
+        if decoder is None or out.dtype != self.spec.dtype:
+            return False
+        entries = index.reshape(-1, 2)
+        absent = entries[:, 0] == EMPTY
+        sizes = np.where(absent, -1, entries[:, 1].astype(np.int64))
+        offsets = np.where(absent, 0, entries[:, 0].astype(np.int64))
+        try:
+            decoder.place([shard], np.zeros(len(sizes), np.int64), offsets, sizes,
+                          *self._whole_geometry, out, self.elements.fill)
+        except CodecError as e:
+            where = self.whole_plan[e.chunk].coords if e.chunk is not None else "?"
+            raise type(e)(f"inner chunk {where}: {e}") from None
+        return True
+
     def place(self, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
         """Decode the inner chunk ``chunk`` (``None``: the fill value) and put its share
         ``p`` into ``out``, naming the inner chunk in an error."""
@@ -344,11 +374,15 @@ class ShardingCodec(ArrayBytesCodec):
 
     def decode_into(self, data: Buffer, spec: ChunkSpec, out: np.ndarray) -> None:
         """Decode the shard into ``out`` (its shape, any strides): each inner chunk goes
-        straight to its place, with no shard-sized buffer in between. (An array whose
-        codecs are this codec alone is read by the engine inner chunk by inner chunk;
-        this serves sharding nested in a shard or inside a longer chain.)"""
+        straight to its place, with no shard-sized buffer in between, all in one kernel
+        call where the inner chain has a batch decoder (:meth:`ShardLayout.place_stored`).
+        (An array whose codecs are this codec alone is read by the engine inner chunk by
+        inner chunk; this serves sharding nested in a shard or inside a longer chain.)"""
         layout = self.layout(spec)
-        stored = layout.stored(data, layout.index_of(data))
+        index = layout.index_of(data)
+        if layout.place_stored(data, index, out):
+            return
+        stored = layout.stored(data, index)
 
         def place_one(p: ChunkProjection) -> None:
             layout.place(p, stored.get(p.coords), out)
