@@ -47,13 +47,16 @@ def bytes_codecs(draw: st.DrawFn) -> list[dict[str, Any]]:
         st.builds(lambda level: {"name": "gzip", "configuration": {"level": level}},
                   st.integers(0, 9)),
     )
-    kind = draw(st.sampled_from(["none", "one", "one+crc", "crc", "crc+one", "two"]))
+    kind = draw(st.sampled_from(["none", "one", "one+crc", "crc", "crc+one", "two",
+                                 "one+crc+one"]))
     crc = {"name": "crc32c"}
     if kind == "none":
         return []
     if kind == "crc":
         return [crc]
     one = draw(compressors)
+    if kind == "one+crc+one":
+        return [one, crc, draw(compressors)]
     return {"one": [one], "one+crc": [one, crc], "crc+one": [crc, one],
             "two": [one, draw(compressors)]}[kind]
 
