@@ -349,3 +349,20 @@ def test_strided_records_whose_fields_change_byte_order() -> None:
     for chunk in (base[::2, ::2], base[:4, :4]):
         for encoded in (chain.encode(chunk), *chain.encode_many([chunk])):
             np.testing.assert_array_equal(chain.decode(encoded).astype(dtype), chunk)
+
+
+def test_a_chain_pickles_without_its_kernels_and_makes_them_again() -> None:
+    import pickle
+
+    chain = chain_of(np.dtype("<i4"), (4, 4), [{"name": "blosc"}, {"name": "crc32c"}], "big")
+    chunk = np.arange(32, dtype="<i4").reshape(4, 8)[:, ::2]
+    frame = chain.encode_many([chunk])[0]
+    assert chain.batch_decoder is not None
+    again = pickle.loads(pickle.dumps(chain))
+    assert again.batch_decoder is not None
+    assert again.batch_decoder is not chain.batch_decoder
+    assert again.encode_many([chunk]) == [frame]
+    out = np.zeros((4, 4), "<i4")
+    again.batch_decoder.place([frame], [0], [0], [len(frame)], [[0, 0]], [[1, 1]], [[4, 4]],
+                              [[0, 0]], out, bytes(4))
+    np.testing.assert_array_equal(out, chunk)

@@ -153,6 +153,12 @@ class PreparedChain:
     def _batch_encoder(self) -> native.BatchEncoder | None:
         return native.batch_encoder(self)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The chain without its batch decoder and encoder (C functions and contexts of
+        this process), which are made again where it is unpickled."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("batch_decoder", "_batch_encoder")}
+
     def decode_into(self, data: Any, out: np.ndarray) -> bool:
         """Decode straight into ``out`` when it is the whole chunk and either its memory is
         the stored bytes' image (C order, the stored dtype, only bytes→bytes codecs after
