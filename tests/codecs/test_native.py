@@ -366,3 +366,11 @@ def test_a_chain_pickles_without_its_kernels_and_makes_them_again() -> None:
     again.batch_decoder.place([frame], [0], [0], [len(frame)], [[0, 0]], [[1, 1]], [[4, 4]],
                               [[0, 0]], out, bytes(4))
     np.testing.assert_array_equal(out, chunk)
+
+
+def test_a_0d_chunk_is_encoded_alone() -> None:
+    chain = chain_of(np.dtype("<f8"), (), [{"name": "zstd"}], "big")
+    assert chain.batch_decoder is None
+    value = np.asarray(np.arange(3.0)[1])
+    assert chain.encode_many([value]) == [bytes(chain.encode_general(value))]
+    assert chain.decode(chain.encode(value)) == 1.0

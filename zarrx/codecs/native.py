@@ -9,7 +9,7 @@ its bytes→bytes codecs has a :meth:`~zarrx.abc.codec.BytesBytesCodec.native_st
 direction: ``bytes`` alone, or with ``blosc``, ``zstd``, ``gzip`` and ``crc32c`` in any
 order, or a plugin's codec that gives its own step. Anything else (variable-length or
 object elements, records whose fields change byte order, array→array codecs, sharding,
-images of 2 GiB or more) is decoded and encoded chunk by chunk, as before.
+images of 2 GiB or more, 0-d chunks) is decoded and encoded chunk by chunk, as before.
 
 The kernels' results are the general path's, byte for byte (tested against it): where a
 kernel stops at a chunk it cannot decode or encode, that chunk goes through the general
@@ -65,8 +65,9 @@ class PreparedChain(Decoder, Protocol):
 
 #: The kernels take chunks whose images, and every step's output, are below this.
 MAX_BYTES = 2**31 - 1
-#: At most this many steps (bytes→bytes codecs) in a chain.
+#: At most this many steps (bytes→bytes codecs) in a chain, and dimensions in a chunk.
 MAX_STEPS = 8
+MAX_DIMS = 32
 #: An encoding call makes results of at most this many bytes of room in all (each result
 #: is made as large as its chunk may encode to, then shrunk): a longer run is cut.
 RUN_ROOM = 32 * 2**20
@@ -75,7 +76,8 @@ RUN_ROOM = 32 * 2**20
 def image_swap(chain: PreparedChain) -> tuple[np.dtype, int] | None:
     """The stored image's dtype and the byte-swap unit between it and the chain's native
     dtype, when the chain's chunks are images the kernels can move; else ``None``."""
-    if chain.array_array or len(chain.bytes_bytes) > MAX_STEPS:
+    if (chain.array_array or len(chain.bytes_bytes) > MAX_STEPS
+            or not 1 <= len(chain.bytes_spec.shape) <= MAX_DIMS):
         return None
     image = chain.array_bytes.image_dtype(chain.bytes_spec)
     dtype = chain.spec.dtype
