@@ -374,3 +374,13 @@ def test_a_0d_chunk_is_encoded_alone() -> None:
     value = np.asarray(np.arange(3.0)[1])
     assert chain.encode_many([value]) == [bytes(chain.encode_general(value))]
     assert chain.decode(chain.encode(value)) == 1.0
+
+
+def test_the_module_example_runs() -> None:
+    import doctest
+
+    import zarrx.codecs.native
+
+    result = doctest.testmod(zarrx.codecs.native)
+    assert result.attempted >= 4
+    assert result.failed == 0

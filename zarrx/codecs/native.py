@@ -9,7 +9,7 @@ its bytes→bytes codecs has a :meth:`~zarrx.abc.codec.BytesBytesCodec.native_st
 direction: ``bytes`` alone, or with ``blosc``, ``zstd``, ``gzip`` and ``crc32c`` in any
 order, or a plugin's codec that gives its own step. Anything else (variable-length or
 object elements, records whose fields change byte order, array→array codecs, sharding,
-images of 2 GiB or more, 0-d chunks) is decoded and encoded chunk by chunk, as before.
+images of 2 GiB or more, 0-d chunks) is decoded and encoded chunk by chunk.
 
 The kernels' results are the general path's, byte for byte (tested against it): where a
 kernel stops at a chunk it cannot decode or encode, that chunk goes through the general
@@ -62,6 +62,7 @@ class PreparedChain(Decoder, Protocol):
     def bytes_bytes(self) -> tuple[tuple[BytesBytesCodec, int | None], ...]: ...
 
     def encode_general(self, chunk: np.ndarray) -> Any: ...
+
 
 #: The kernels take chunks whose images, and every step's output, are below this.
 MAX_BYTES = 2**31 - 1

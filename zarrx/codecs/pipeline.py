@@ -20,12 +20,12 @@ import numpy as np
 from zarrx import registry
 from zarrx._core.assemble import copy_strided
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
-from zarrx.codecs import native
 from zarrx.config import get as setting
 from zarrx.errors import CodecError, MetadataError
 from zarrx.runtime.scratch import scratch
 
-if TYPE_CHECKING:  # loaded with the first chain that can read in part
+if TYPE_CHECKING:  # loaded with the first chain that can read in part, or in batches
+    from zarrx.codecs.native import BatchDecoder, BatchEncoder
     from zarrx.codecs.partial import PartialRead
 
 
@@ -143,14 +143,18 @@ class PreparedChain:
         return in_memory_span
 
     @cached_property
-    def batch_decoder(self) -> native.BatchDecoder | None:
+    def batch_decoder(self) -> BatchDecoder | None:
         """Decodes and places many chunks of this chain in one call without the GIL
         (:class:`zarrx.codecs.native.BatchDecoder`), or ``None`` when the chain cannot
         (then chunks are decoded one by one: :func:`zarrx.runtime.place.place`)."""
+        from zarrx.codecs import native
+
         return native.batch_decoder(self)
 
     @cached_property
-    def _batch_encoder(self) -> native.BatchEncoder | None:
+    def _batch_encoder(self) -> BatchEncoder | None:
+        from zarrx.codecs import native
+
         return native.batch_encoder(self)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -280,9 +284,11 @@ class PreparedChain:
             return self._compress(self.array_bytes.encode(chunk, self.bytes_spec))
         # A strided or byte-swapped chunk: lay out the stored image in a scratch buffer
         # (the compressor reads it and writes fresh memory), not in a new array.
+        from zarrx.codecs.native import swap_between
+
         with scratch(self.bytes_spec.nbytes) as memory:
             laid_out = memory.view(image).reshape(self.bytes_spec.shape)
-            swap = native.swap_between(chunk.dtype, image)
+            swap = swap_between(chunk.dtype, image)
             if swap >= 0:
                 copy_strided(chunk, laid_out, swap)
             else:
