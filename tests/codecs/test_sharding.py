@@ -290,8 +290,14 @@ def test_a_shard_decoded_whole_in_one_kernel_call(monkeypatch: pytest.MonkeyPatc
     damaged = bytearray(shard)
     damaged[offset + nbytes // 2] ^= 0xFF
     damaged[offset + 2] ^= 0xFF
-    with pytest.raises(CodecError, match=r"inner chunk \(2, 3\)"):
-        codec.decode_into(bytes(damaged), spec, np.zeros((16, 20)))
+    for threads in (1, 2, 3):  # one share of the inner chunks per thread
+        with zarrx.config.set(threads=threads), pytest.raises(
+                CodecError, match=r"inner chunk \(2, 3\)"):
+            codec.decode_into(bytes(damaged), spec, np.zeros((16, 20)))
+        with zarrx.config.set(threads=threads):
+            again = np.zeros((16, 20))
+            codec.decode_into(shard, spec, again)
+            np.testing.assert_array_equal(again, values)
     # Without the batch decoder (its libraries unusable): chunk by chunk, the same.
     for name in ("zstd", "blosc"):
         monkeypatch.setitem(libraries._FOUND, name, None)

@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -32,6 +33,7 @@ from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.abc.store import ByteRange, Part, joined
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain
+from zarrx.config import get as setting
 from zarrx.errors import CodecError, MetadataError
 from zarrx.runtime.elements import Elements, swap_unit
 from zarrx.runtime.executor import run_all
@@ -230,9 +232,10 @@ class ShardLayout:
 
     def place_stored(self, shard: Any, index: np.ndarray, out: np.ndarray) -> bool:
         """Every inner chunk of the stored ``shard`` (``index``: decoded and checked)
-        decoded into its place in ``out`` (the shard's shape and dtype, any strides) in
-        one call of the inner chain's batch decoder; ``False``, having done nothing, when
-        the chain has none."""
+        decoded into its place in ``out`` (the shard's shape and dtype, any strides) by
+        the inner chain's batch decoder, one call per share of the inner chunks (a share
+        per thread, on the pool when this shard is the only work: ``run_all``); ``False``,
+        having done nothing, when the chain has none."""
         decoder = self.inner.batch_decoder
         if decoder is None or out.dtype != self.spec.dtype:
             return False
@@ -240,12 +243,22 @@ class ShardLayout:
         absent = entries[:, 0] == EMPTY
         sizes = np.where(absent, -1, entries[:, 1].astype(np.int64))
         offsets = np.where(absent, 0, entries[:, 0].astype(np.int64))
-        try:
-            decoder.place([shard], np.zeros(len(sizes), np.int64), offsets, sizes,
-                          *self._whole_geometry, out, self.elements.fill)
-        except CodecError as e:
-            where = self.whole_plan[e.chunk].coords if e.chunk is not None else "?"
-            raise type(e)(f"inner chunk {where}: {e}") from None
+        which = np.zeros(len(sizes), np.int64)
+        starts, steps, counts, outs = self._whole_geometry
+        shares = max(1, min(setting("threads"), len(sizes)))
+        bounds = np.linspace(0, len(sizes), shares + 1).astype(int).tolist()
+
+        def place_share(share: tuple[int, int]) -> None:
+            lo, hi = share
+            try:
+                decoder.place([shard], which[lo:hi], offsets[lo:hi], sizes[lo:hi],
+                              starts[lo:hi], steps[lo:hi], counts[lo:hi], outs[lo:hi], out,
+                              self.elements.fill)
+            except CodecError as e:
+                where = "?" if e.chunk is None else self.whole_plan[lo + e.chunk].coords
+                raise type(e)(f"inner chunk {where}: {e}") from None
+
+        run_all(place_share, list(pairwise(bounds)))
         return True
 
     def place(self, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
