@@ -268,8 +268,9 @@ def test_arrays_sharing_codecs_but_not_fill_values_keep_their_own(tmp_path, fill
 ])
 def test_a_shard_decoded_whole_in_one_kernel_call(monkeypatch: pytest.MonkeyPatch, inner):
     """ShardingCodec.decode_into (sharding nested or inside a longer chain) places every
-    inner chunk through the inner chain's batch decoder: the same as chunk by chunk, and a
-    damaged inner chunk is named by its coordinates."""
+    inner chunk through the inner chain's batch decoder, and encode makes them with its
+    batch encoder: the same as chunk by chunk, and a damaged inner chunk is named by its
+    coordinates."""
     from zarrx.abc.codec import ChunkSpec
     from zarrx.codecs import libraries
     from zarrx.codecs.pipeline import codec_from_json
@@ -304,3 +305,4 @@ def test_a_shard_decoded_whole_in_one_kernel_call(monkeypatch: pytest.MonkeyPatc
     plain = codec_from_json(codec.to_dict(), where="test")
     assert plain.layout(spec).inner.batch_decoder is None
     np.testing.assert_array_equal(plain.decode(shard, spec), values)
+    assert bytes(plain.encode(values, spec)) == shard  # (inner chunks encoded one by one)

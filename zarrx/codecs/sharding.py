@@ -409,13 +409,17 @@ class ShardingCodec(ArrayBytesCodec):
         layout = self.layout(spec)
         plan = layout.whole_plan
         encoded: dict[tuple[int, ...], Any] = {}
+        shares = max(1, min(setting("threads"), len(plan)))
+        bounds = np.linspace(0, len(plan), shares + 1).astype(int).tolist()
 
-        def encode_one(p: ChunkProjection) -> None:
-            region = chunk[p.out_selection]
-            if not layout.elements.is_fill(region):
-                encoded[p.coords] = layout.inner.encode(region)
+        def encode_share(share: tuple[int, int]) -> None:
+            """A share of the inner chunks, those not all fill encoded in one run."""
+            regions = [(p, chunk[p.out_selection]) for p in plan[share[0]:share[1]]]
+            stored = [(p, r) for p, r in regions if not layout.elements.is_fill(r)]
+            made = layout.inner.encode_many([r for _, r in stored])
+            encoded.update((p.coords, data) for (p, _), data in zip(stored, made))
 
-        run_all(encode_one, plan)  # concurrently when this is the only shard
+        run_all(encode_share, list(pairwise(bounds)))  # concurrently when the only shard
         return layout.assemble(encoded)
 
     def max_encoded_size(self, spec: ChunkSpec) -> int | None:
