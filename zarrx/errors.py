@@ -60,6 +60,11 @@ class NodeTypeError(ZarrxError, TypeError):
 class CodecError(ZarrxError, ValueError):
     """A chunk could not be encoded or decoded: corrupt, truncated or of the wrong size."""
 
+    #: The failing chunk's position in a batch decoded in one call
+    #: (:meth:`zarrx.codecs.native.BatchDecoder.place`), so the caller can name its key;
+    #: ``None`` otherwise.
+    chunk: int | None = None
+
 
 class ChecksumError(CodecError):
     """A stored checksum does not match the data."""

@@ -1,6 +1,7 @@
-"""A strided chunk laid out already byte-shuffled (``BloscCodec.encode_shuffled``, used by
-``PreparedChain.encode``) makes exactly numcodecs' frame of the contiguous chunk, for every
-cname, level, block size, item size, layout and kind of data (hypothesis)."""
+"""A strided chunk laid out already byte-shuffled (``BloscCodec.shuffled_layout``: the batch
+encoder's gather does the shuffle, c-blosc compresses with its shuffle off, the flag is
+set after) makes exactly numcodecs' frame of the contiguous chunk, for every cname, level,
+block size, item size, layout and kind of data (hypothesis)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-import zarrx.codecs.blosc as blosc_module
+from zarrx._core.batch import encode_chunks
+from zarrx.codecs import libraries
 from zarrx.codecs.blosc import CNAMES, BloscCodec, _available_cnames
+from zarrx.codecs.bytes import BytesCodec
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.runtime.elements import swap_unit
 from zarrx.testing.codecs import spec
@@ -48,6 +51,20 @@ def chunks(draw: st.DrawFn) -> np.ndarray:
     return base[index]
 
 
+def fused(codec: BloscCodec, chunk: np.ndarray, swap: int) -> bytes | str | None:
+    """The frame the fused path makes of ``chunk`` (``None``: declined), or ``"no"`` when
+    the codec offers no fused layout for it."""
+    layout = codec.shuffled_layout(chunk.dtype.itemsize, chunk.nbytes)
+    if layout is None:
+        return "no"
+    step = layout.step
+    (frame,), stop, _, _ = encode_chunks([chunk], chunk.dtype, chunk.shape, swap,
+                                         layout.blocksize, [step.encode], [step.context],
+                                         [step.release], [chunk.nbytes + 16])
+    assert stop == 1
+    return frame
+
+
 def reference(image: np.ndarray, codec: BloscCodec) -> bytes:
     """numcodecs' frame of the contiguous stored image."""
     return numcodecs.blosc.compress(
@@ -79,18 +96,16 @@ def test_fused_frame_is_numcodecs_frame(
                        typesize=chunk.dtype.itemsize)
     expected = reference(image, codec)
 
-    # The codec's own fused call, where it applies: the frame, or None (then the chain
-    # encodes the image the usual way).
-    if codec.shuffles_bytes_of(chunk.dtype.itemsize):
-        swap = swap_unit(chunk.dtype) or swap_unit(image_dtype) if chunk.dtype != image_dtype else 0
-        memory = np.empty(image.nbytes, dtype=np.uint8)
-        frame = codec.encode_shuffled(chunk, swap, memory)
-        event("fused" if frame is not None else "not fused")
-        if frame is not None:
-            assert frame == expected
-        elif clevel > 0 and image.nbytes >= 128 and not expected[2] & 0x02:
-            # A frame that compresses (not a plain copy) always comes out of the fused path.
-            pytest.fail("the fused path refused a compressible chunk")
+    # The fused layout, where it applies: the frame, or None (then the chain encodes the
+    # image the usual way).
+    swap = swap_unit(chunk.dtype) or swap_unit(image_dtype) if chunk.dtype != image_dtype else 0
+    frame = fused(codec, chunk, swap)
+    event("not offered" if frame == "no" else "fused" if frame is not None else "declined")
+    if frame is not None and frame != "no":
+        assert frame == expected
+    elif frame is None and clevel > 0 and image.nbytes >= 128 and not expected[2] & 0x02:
+        # A frame that compresses (not a plain copy) always comes out of the fused path.
+        pytest.fail("the fused path declined a compressible chunk")
 
     # The chain, as the engine calls it.
     spec_ = spec(chunk.shape, chunk.dtype.newbyteorder("="))
@@ -114,9 +129,8 @@ def test_big_chunks_take_the_fused_path(cname: str, clevel: int, dtype: str) -> 
     chunk = base[3:35, 5:45, 1:129]
     codec = BloscCodec(cname=cname, clevel=clevel, shuffle="shuffle",
                        typesize=np.dtype(dtype).itemsize)
-    memory = np.empty(chunk.nbytes, dtype=np.uint8)
-    frame = codec.encode_shuffled(chunk, 0, memory)
-    assert frame is not None
+    frame = fused(codec, chunk, 0)
+    assert isinstance(frame, bytes)
     assert frame == reference(np.ascontiguousarray(chunk), codec)
     assert frame[2] & 0x01  # the header says shuffled
 
@@ -126,31 +140,22 @@ def test_incompressible_chunk_falls_back_to_a_plain_copy_of_the_image() -> None:
     base = rng.integers(0, 2**32, size=(70, 70), dtype="<u4")
     chunk = base[::2, 1:65]
     codec = BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=4)
-    memory = np.empty(chunk.nbytes, dtype=np.uint8)
-    assert codec.encode_shuffled(chunk, 0, memory) is None  # c-blosc stored it as a copy
-    spec_ = spec(chunk.shape, "<u4")
-    chain = CodecPipeline([*CodecPipeline.from_json(
-        [{"name": "bytes"}], where="test").codecs, codec]).prepare(spec_)
-    encoded = chain.encode(chunk)
-    assert encoded == reference(np.ascontiguousarray(chunk), codec)
-    assert encoded[2] & 0x02  # the plain copy, of the unshuffled image
+    assert fused(codec, chunk, 0) is None  # c-blosc stored it as a copy: declined
+    chain = CodecPipeline([BytesCodec(), codec]).prepare(spec(chunk.shape, "<u4"))
+    for encoded in (chain.encode(chunk), *chain.encode_many([chunk, chunk])):
+        assert encoded == reference(np.ascontiguousarray(chunk), codec)
+        assert encoded[2] & 0x02  # the plain copy, of the unshuffled image
 
 
-def test_a_frame_shuffled_by_c_blosc_anyway_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    # numcodecs' global-context path honours BLOSC_SHUFFLE: a "no shuffle" compression may
-    # come back shuffled, and the pre-shuffled bytes must not be shuffled twice.
-    import zarrx.codecs.blosc as blosc_module
-
-    lib = blosc_module._load()
-    real = lib.compress
-
-    def shuffles_anyway(source, cname, clevel, shuffle, blocksize, typesize):
-        return real(source, cname, clevel, 1, blocksize, typesize)
-
-    monkeypatch.setattr(lib, "compress", shuffles_anyway)
-    chunk = (np.arange(64 * 70) % 100).astype("<f4").reshape(64, 70)[:, 3:67]
+def test_no_fused_layout_where_it_cannot_be_the_frame() -> None:
     codec = BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=4)
-    assert codec.encode_shuffled(chunk, 0, np.empty(chunk.nbytes, dtype=np.uint8)) is None
+    assert codec.shuffled_layout(4, 64 * 64) is not None
+    assert codec.shuffled_layout(8, 64 * 64) is None  # another type size
+    assert codec.shuffled_layout(4, 64) is None  # stored as a plain copy by c-blosc
+    for other in (BloscCodec(cname="lz4", clevel=0, shuffle="shuffle", typesize=4),
+                  BloscCodec(cname="lz4", clevel=5, shuffle="bitshuffle", typesize=4),
+                  BloscCodec(cname="lz4", clevel=5, shuffle="noshuffle", typesize=4)):
+        assert other.shuffled_layout(4, 64 * 64) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -165,49 +170,23 @@ def test_a_frame_shuffled_by_c_blosc_anyway_is_not_used(monkeypatch: pytest.Monk
 def test_a_run_of_chunks_is_encoded_as_each_alone(
     chunk: np.ndarray, cname: str, clevel: int, blocksize: int, endian: str, direct: bool
 ) -> None:
-    """PreparedChain.encode_many (the fused run: one call without the GIL where c-blosc's
-    blosc_compress_ctx is reachable, else numcodecs chunk by chunk) gives each chunk the
-    bytes encode gives it alone (themselves numcodecs' frames, above), and they decode
-    back."""
+    """PreparedChain.encode_many (one call without the GIL where c-blosc's functions are
+    reachable, else numcodecs chunk by chunk) gives each chunk the bytes the general path
+    gives it alone (numcodecs' frames, above), and they decode back."""
     endian_or_none = None if chunk.dtype.byteorder == "|" else endian
     codec = BloscCodec(cname=cname, clevel=clevel, shuffle="shuffle", blocksize=blocksize,
                        typesize=chunk.dtype.itemsize)
-    codecs = [{"name": "bytes", "configuration": {"endian": endian_or_none} if endian_or_none
-               else {}}, codec.to_dict()]
     native = chunk.dtype.newbyteorder("=")
-    chain = CodecPipeline.from_json(codecs, where="test").prepare(spec(chunk.shape, native))
     if chunk.dtype.byteorder not in "=|" and endian_or_none is None:
         chunk = chunk.astype(native, copy=False)
     run = [chunk, chunk[::-1], np.ascontiguousarray(chunk), chunk]
     with pytest.MonkeyPatch.context() as mp:
         if not direct:
-            mp.setattr(blosc_module, "_COMPRESS_CTX", 0)
+            mp.setitem(libraries._FOUND, "blosc", None)
+        chain = CodecPipeline([BytesCodec(endian=endian_or_none), codec]).prepare(
+            spec(chunk.shape, native))
+        assert (chain.batch_decoder is None) != direct
         encoded = chain.encode_many(run)
-    assert [bytes(e) for e in encoded] == [bytes(chain.encode(c)) for c in run]
+    assert [bytes(e) for e in encoded] == [bytes(chain.encode_general(c)) for c in run]
     for e, c in zip(encoded, run):
         np.testing.assert_array_equal(chain.decode(e), c)
-
-
-def test_the_run_kernel_refuses_what_it_must() -> None:
-    """shuffle_compress_many: a frame whose flags byte has a bit of ``unless`` is None
-    (the compressor-format bits of an lz4 frame; c-blosc's plain copy of incompressible
-    bytes), the chunks' images must have one size, and it needs a compressor."""
-    from zarrx._core.shuffle import shuffle_compress_many
-
-    address = blosc_module._compress_ctx()
-    assert address  # numcodecs' extension exports blosc_compress_ctx here
-    chunk = (np.arange(64 * 70) % 100).astype("<f4").reshape(64, 70)[:, 3:67]
-    memory = np.empty(chunk.nbytes, dtype=np.uint8)
-    tail = (chunk.nbytes, 0, address, 5, b"lz4", 4, 0)
-    (frame,) = shuffle_compress_many([chunk], memory, *tail, 0x01, 0x02)
-    assert frame == reference(np.ascontiguousarray(chunk), BloscCodec(
-        cname="lz4", clevel=5, shuffle="shuffle", typesize=4))
-    assert shuffle_compress_many([chunk, chunk], memory, *tail, 0x01, 0xE0) == [None, None]
-    assert shuffle_compress_many([], memory, *tail, 0x01, 0x02) == []
-    noise = np.random.default_rng(0).integers(0, 2**32, chunk.shape, dtype="<u4")
-    assert shuffle_compress_many([chunk, noise.view("<f4")], memory, *tail, 0x01,
-                                 0x02)[1] is None
-    with pytest.raises(ValueError, match="dst has 16384 bytes"):
-        shuffle_compress_many([chunk, chunk[:10]], memory, *tail, 0x01, 0x02)
-    with pytest.raises(ValueError, match="no compressor"):
-        shuffle_compress_many([chunk], memory, chunk.nbytes, 0, 0, 5, b"lz4", 4, 0, 1, 2)

@@ -42,3 +42,24 @@ def test_the_probe_sees_a_held_gil() -> None:
     """The control: work that keeps the GIL (Python summing a range)
     lets the counter thread tick at most at its edges."""
     assert ticks_during(lambda: sum(range(5_000_000))) <= 2
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_batches_run_without_the_gil(name: str, data: np.ndarray) -> None:
+    """BatchDecoder.place and encode_many: one stretch without the GIL for the batch."""
+    chain = CodecPipeline.from_json([*CHAINS[name], {"name": "crc32c"}], where="test").prepare(
+        ChunkSpec((1024, 1024), np.dtype("float32"), np.float32(0)))
+    chunks = list(data.reshape(16, 1024, 1024)[:, :, ::-1])  # strided: laid out first
+    frames: list = []
+    assert ticks_during(lambda: frames.extend(chain.encode_many(chunks))) >= 3
+    n = len(frames)
+    out = np.empty((1024, 16 * 1024), "float32")
+    decoder = chain.batch_decoder
+
+    def place() -> None:
+        decoder.place(frames, range(n), [0] * n, [len(f) for f in frames], [[0, 0]] * n,
+                      [[1, 1]] * n, [[1024, 1024]] * n, [[0, 1024 * i] for i in range(n)],
+                      out, bytes(4))
+
+    assert ticks_during(place) >= 3
+    np.testing.assert_array_equal(out, np.concatenate(chunks, axis=1))

@@ -261,3 +261,50 @@ def test_arrays_sharing_codecs_but_not_fill_values_keep_their_own(tmp_path, fill
     other = zarr.open_array(str(tmp_path / "b"), mode="r")[...]  # another reader's view
     np.testing.assert_array_equal(np.signbit(other), np.signbit(expected))
     np.testing.assert_array_equal(other, expected)
+
+
+@pytest.mark.parametrize("inner", [
+    [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd"}],
+    [{"name": "bytes"}, {"name": "blosc", "configuration": {"cname": "lz4"}},
+     {"name": "crc32c"}],
+])
+def test_a_shard_decoded_whole_in_one_kernel_call(monkeypatch: pytest.MonkeyPatch, inner):
+    """ShardingCodec.decode_into (sharding nested or inside a longer chain) places every
+    inner chunk through the inner chain's batch decoder, and encode makes them with its
+    batch encoder: the same as chunk by chunk, and a damaged inner chunk is named by its
+    coordinates."""
+    from zarrx.abc.codec import ChunkSpec
+    from zarrx.codecs import libraries
+    from zarrx.codecs.pipeline import codec_from_json
+
+    codec = codec_from_json({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 5], "codecs": inner}}, where="test")
+    spec = ChunkSpec((16, 20), np.dtype("float64"), np.float64(-1))
+    codec = codec.evolve(spec)
+    values = np.random.default_rng(2).standard_normal((16, 20)).round(1)
+    values[4:8, 5:10] = -1  # an inner chunk of the fill value: not stored
+    shard = bytes(codec.encode(values, spec))
+    assert codec.layout(spec).inner.batch_decoder is not None
+    out = np.zeros((20, 16)).T  # any strides
+    codec.decode_into(shard, spec, out)
+    np.testing.assert_array_equal(out, values)
+    index = codec.layout(spec).index_of(shard)
+    offset, nbytes = (int(v) for v in index[2, 3])
+    damaged = bytearray(shard)
+    damaged[offset + nbytes // 2] ^= 0xFF
+    damaged[offset + 2] ^= 0xFF
+    for threads in (1, 2, 3):  # one share of the inner chunks per thread
+        with zarrx.config.set(threads=threads), pytest.raises(
+                CodecError, match=r"inner chunk \(2, 3\)"):
+            codec.decode_into(bytes(damaged), spec, np.zeros((16, 20)))
+        with zarrx.config.set(threads=threads):
+            again = np.zeros((16, 20))
+            codec.decode_into(shard, spec, again)
+            np.testing.assert_array_equal(again, values)
+    # Without the batch decoder (its libraries unusable): chunk by chunk, the same.
+    for name in ("zstd", "blosc"):
+        monkeypatch.setitem(libraries._FOUND, name, None)
+    plain = codec_from_json(codec.to_dict(), where="test")
+    assert plain.layout(spec).inner.batch_decoder is None
+    np.testing.assert_array_equal(plain.decode(shard, spec), values)
+    assert bytes(plain.encode(values, spec)) == shard  # (inner chunks encoded one by one)

@@ -1,5 +1,4 @@
-"""zarrx._core.shuffle: the fused layout + byte shuffle against NumPy (hypothesis), and the
-in-place header patch."""
+"""zarrx._core.shuffle: the fused layout + byte shuffle against NumPy (hypothesis)."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrx._core.shuffle import _use_sse2, patch_sole, shuffle_strided
+from zarrx._core.shuffle import _use_sse2, shuffle_strided
 
 
 def shuffled_image(chunk: np.ndarray, blocksize: int, swap: int) -> np.ndarray:
@@ -106,31 +105,3 @@ def test_validation() -> None:
         shuffle_strided(a, out, 5)
     np.testing.assert_array_equal(out, before)  # nothing written on a failed call
     shuffle_strided(a[:0], out[:0], 4)  # empty: a no-op
-
-
-def test_patch_sole_in_place_only_when_nobody_else_holds_it() -> None:
-    made: list[int] = []
-
-    def fresh() -> bytes:
-        b = bytes(bytearray(b"\x02\x01\x00\x04" + bytes(12)))
-        made.append(id(b))
-        return b
-
-    patched = patch_sole(fresh(), 2, 0x01)
-    assert id(patched) == made[0]  # the object itself: nobody else could see it
-    assert patched[2] == 0x01
-    held = fresh()
-    copy = patch_sole(held, 2, 0x11)
-    assert copy is not held
-    assert held[2] == 0
-    assert copy[2] == 0x11
-    assert copy[:2] == held[:2]
-    assert copy[3:] == held[3:]
-    assert patch_sole(fresh(), 3, 0x01, 0x06) is None  # byte 3 is 0x04: refused
-    assert patch_sole(fresh(), 3, 0x01, 0x02) == b"\x02\x01\x00\x05" + bytes(12)
-    with pytest.raises(ValueError, match="offset"):
-        patch_sole(b"abc", 3, 1)
-    with pytest.raises(ValueError, match="byte values"):
-        patch_sole(b"abc", 0, 256)
-    with pytest.raises(ValueError, match="byte values"):
-        patch_sole(b"abc", 0, 1, -1)

@@ -120,7 +120,6 @@ cnp.import_array()
 zx_cpu_init()
 
 cdef enum:
-    MAXDIMS = 64          # NPY_MAXDIMS on NumPy 2 (32 on NumPy 1)
     TILE = 64             # elements per side of a transpose tile (at most TILE_BYTES a row)
     TILE_BYTES = 256
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
@@ -133,13 +132,7 @@ ctypedef fused word:
     uint32_t
     uint64_t
 
-cdef struct Walk:
-    int nd
-    Py_ssize_t shape[MAXDIMS]
-    Py_ssize_t ds[MAXDIMS]    # strides of the written (or only) operand
-    Py_ssize_t ss[MAXDIMS]    # strides of the source operand (copy only)
-    char* d
-    const char* s
+# MAXDIMS and the Walk (a copy's or fill's operands) are declared in assemble.pxd.
 
 
 # ---------------------------------------------------------------------- canonical walk

@@ -1,20 +1,17 @@
-"""The gather of a strided chunk fused with Blosc's byte shuffle, and a header patch.
+"""The gather of a strided chunk fused with Blosc's byte shuffle.
 
 Why it exists: a chunk written from a view of a larger array must be laid out in C order
 before compression, and Blosc's byte shuffle then reads that image again to write each
 block's bytes grouped by their position in the element. This kernel does both in one pass:
 it reads the elements where they lie and writes the shuffled image straight away, so the
-compressor can run with its shuffle off. The image is cut into blocks of ``blocksize``
-bytes (the last one shorter), and each block is shuffled on its own, as c-blosc 1 does:
-byte ``j`` of element ``i`` of a block of ``m`` elements goes to offset ``j * m + i`` of
-the block. Elements are opaque runs of ``itemsize`` bytes (the shuffle's type size).
+compressor can run with its shuffle off (the batch encoder, ``batch.pyx``, does that for
+runs of chunks). The image is cut into blocks of ``blocksize`` bytes (the last one
+shorter), and each block is shuffled on its own, as c-blosc 1 does: byte ``j`` of element
+``i`` of a block of ``m`` elements goes to offset ``j * m + i`` of the block. Elements are
+opaque runs of ``itemsize`` bytes (the shuffle's type size).
 """
 
 cimport numpy as cnp
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_REFCNT, Py_XDECREF
-from libc.stdlib cimport calloc, free, malloc
 from libc.stdint cimport uint8_t
 
 
@@ -119,43 +116,17 @@ cdef extern from *:
     void zx_scatter(const char* s, Py_ssize_t ss, Py_ssize_t n, int T,
                     uint8_t** out) noexcept nogil
 
-cdef extern from "Python.h":
-    PyObject* PyBytes_FromStringAndSize(const char* v, Py_ssize_t n) except NULL
-    int _PyBytes_Resize(PyObject** b, Py_ssize_t n) except -1
-
-#: c-blosc 1's ``blosc_compress_ctx``.
-ctypedef int (*compress_ctx_t)(int clevel, int doshuffle, size_t typesize, size_t nbytes,
-                               const void* src, void* dest, size_t destsize,
-                               const char* compressor, size_t blocksize,
-                               int numinternalthreads) noexcept nogil
-
 cdef extern from "numpy/arrayobject.h":
     bint PyDataType_REFCHK(cnp.PyArray_Descr*) noexcept nogil
 
 cnp.import_array()
 
+# MAXDIMS, MAXTYPE and the Gather are declared in shuffle.pxd.
 cdef enum:
-    MAXDIMS = 64          # NPY_MAXDIMS on NumPy 2
-    MAXTYPE = 255         # the largest type size a Blosc 1 header records
     AHEAD = 8             # rows read ahead, at least: a view's rows lie apart
     AHEAD_ROWS_BYTES = 2048  # ... and at least this many bytes of rows ahead
     AHEAD_BYTES = 4096    # rows longer than this stream well enough without the hint
     NOGIL_BYTES = 16384   # below this, releasing the GIL costs more than it gives
-    FRAME_OVERHEAD = 16   # BLOSC_MAX_OVERHEAD: a frame is at most this much larger
-    MIN_FRAME = 16        # a frame's header; below it, nothing c-blosc wrote
-
-
-cdef struct Gather:
-    int nd                          # axes left after dropping and merging (>= 1)
-    Py_ssize_t shape[MAXDIMS]
-    Py_ssize_t strides[MAXDIMS]
-    const char* s
-    uint8_t* d
-    Py_ssize_t itemsize
-    Py_ssize_t per_block            # elements in a full block
-    Py_ssize_t nblocks
-    Py_ssize_t last                 # elements in the last block
-    int xmask                       # image byte j is source byte j ^ xmask
 
 
 cdef void _run(Gather* g, const char* s, Py_ssize_t e, Py_ssize_t n) noexcept nogil:
@@ -237,6 +208,40 @@ cdef void _walk(Gather* g) noexcept nogil:
             return
 
 
+cdef void _gather_setup(Gather* g, const char* s, int nd, const Py_ssize_t* shape,
+                        const Py_ssize_t* strides, Py_ssize_t itemsize, uint8_t* d,
+                        Py_ssize_t blocksize, int swap) noexcept nogil:
+    """Fill ``g`` for the gather of the ``nd``-dimensional array at ``s`` (at least one
+    element) into the image at ``d``; the arguments were checked by the caller."""
+    cdef Py_ssize_t n = 1
+    cdef int i
+    # Axes in C order: length-1 axes dropped, an axis merged into the next when they
+    # step through memory as one.
+    g.nd = 0
+    for i in range(nd):
+        n *= shape[i]
+        if shape[i] == 1:
+            continue
+        if g.nd and g.strides[g.nd - 1] == strides[i] * shape[i]:
+            g.shape[g.nd - 1] *= shape[i]
+            g.strides[g.nd - 1] = strides[i]
+            continue
+        g.shape[g.nd] = shape[i]
+        g.strides[g.nd] = strides[i]
+        g.nd += 1
+    if g.nd == 0:
+        g.nd, g.shape[0], g.strides[0] = 1, 1, itemsize
+    g.s = s
+    g.d = d
+    g.itemsize = itemsize
+    g.per_block = blocksize // itemsize
+    if g.per_block > n:
+        g.per_block = n
+    g.nblocks = (n + g.per_block - 1) // g.per_block
+    g.last = n - (g.nblocks - 1) * g.per_block
+    g.xmask = swap - 1 if swap else 0
+
+
 cdef Py_ssize_t _prepare(Gather* g, cnp.ndarray src, dst, Py_ssize_t blocksize, int swap,
                          str name) except -1:
     """Check the arguments of a gather of ``src`` into ``dst`` and fill ``g``; the image's
@@ -279,31 +284,9 @@ cdef Py_ssize_t _prepare(Gather* g, cnp.ndarray src, dst, Py_ssize_t blocksize, 
     ext = <Py_ssize_t>&out[0]
     if lo < ext + nbytes and ext < hi:
         raise ValueError(f"{name}: src and dst overlap")
-    # Axes in C order: length-1 axes dropped, an axis merged into the next when they
-    # step through memory as one.
-    g.nd = 0
-    for i in range(nd):
-        if cnp.PyArray_DIMS(src)[i] == 1:
-            continue
-        if (g.nd and g.strides[g.nd - 1]
-                == cnp.PyArray_STRIDES(src)[i] * cnp.PyArray_DIMS(src)[i]):
-            g.shape[g.nd - 1] *= cnp.PyArray_DIMS(src)[i]
-            g.strides[g.nd - 1] = cnp.PyArray_STRIDES(src)[i]
-            continue
-        g.shape[g.nd] = cnp.PyArray_DIMS(src)[i]
-        g.strides[g.nd] = cnp.PyArray_STRIDES(src)[i]
-        g.nd += 1
-    if g.nd == 0:
-        g.nd, g.shape[0], g.strides[0] = 1, 1, T
-    g.s = <const char*>cnp.PyArray_DATA(src)
-    g.d = &out[0]
-    g.itemsize = T
-    g.per_block = blocksize // T
-    if g.per_block > n:
-        g.per_block = n
-    g.nblocks = (n + g.per_block - 1) // g.per_block
-    g.last = n - (g.nblocks - 1) * g.per_block
-    g.xmask = swap - 1 if swap else 0
+    _gather_setup(g, <const char*>cnp.PyArray_DATA(src), nd,
+                  <const Py_ssize_t*>cnp.PyArray_DIMS(src),
+                  <const Py_ssize_t*>cnp.PyArray_STRIDES(src), T, &out[0], blocksize, swap)
     return nbytes
 
 
@@ -319,103 +302,6 @@ def shuffle_strided(cnp.ndarray src not None, dst, Py_ssize_t blocksize, int swa
     else:
         with nogil:
             _walk(&g)
-
-
-def shuffle_compress_many(list chunks not None, scratch, Py_ssize_t blocksize, int swap,
-                          size_t compress_ctx, int clevel, bytes cname not None,
-                          Py_ssize_t typesize, Py_ssize_t forced, int bits, int unless):
-    """Each chunk shuffle_strided into scratch and compressed into a new frame, all in one
-    stretch without the GIL; see shuffle.pyi."""
-    cdef Py_ssize_t k, count = len(chunks), nbytes = 0
-    cdef Gather* gs = NULL
-    cdef PyObject** frames = NULL
-    cdef Py_ssize_t* sizes = NULL
-    cdef char** dests = NULL
-    cdef const char* codec = cname
-    cdef compress_ctx_t compress = <compress_ctx_t>compress_ctx
-    cdef unsigned char[::1] image = scratch
-    cdef uint8_t* flags
-    if compress_ctx == 0 or typesize < 1:
-        raise ValueError("shuffle_compress_many: no compressor")
-    if not 0 <= bits <= 255 or not 0 <= unless <= 255:
-        raise ValueError(f"shuffle_compress_many: bits and unless must be byte values, "
-                         f"got {bits}, {unless}")
-    out = [None] * count
-    if count == 0:
-        return out
-    gs = <Gather*>malloc(count * sizeof(Gather))
-    frames = <PyObject**>calloc(count, sizeof(PyObject*))
-    sizes = <Py_ssize_t*>calloc(count, sizeof(Py_ssize_t))
-    dests = <char**>calloc(count, sizeof(char*))
-    try:
-        if gs == NULL or frames == NULL or sizes == NULL or dests == NULL:
-            raise MemoryError("shuffle_compress_many: no memory for its bookkeeping")
-        for k in range(count):
-            # (each image must be scratch's size: _prepare refuses any other)
-            nbytes = _prepare(&gs[k], chunks[k], scratch, blocksize, swap,
-                              "shuffle_compress_many")
-        if nbytes < MIN_FRAME:
-            return out
-        for k in range(count):
-            frames[k] = PyBytes_FromStringAndSize(NULL, nbytes + FRAME_OVERHEAD)
-            dests[k] = PyBytes_AS_STRING(<object>frames[k])
-        with nogil:  # the frames are this call's alone until it returns
-            for k in range(count):
-                _walk(&gs[k])
-                sizes[k] = compress(clevel, 0, typesize, nbytes, &image[0], dests[k],
-                                    nbytes + FRAME_OVERHEAD, codec, forced, 1)
-        for k in range(count):
-            if sizes[k] < 0:
-                raise RuntimeError(f"shuffle_compress_many: c-blosc failed ({sizes[k]})")
-        for k in range(count):
-            flags = <uint8_t*>dests[k] + 2
-            if sizes[k] < MIN_FRAME or flags[0] & unless:
-                continue
-            flags[0] |= <uint8_t>bits
-            if sizes[k] < nbytes + FRAME_OVERHEAD:
-                _PyBytes_Resize(&frames[k], sizes[k])
-            out[k] = <object>frames[k]
-        return out
-    finally:
-        if frames != NULL:
-            for k in range(count):
-                Py_XDECREF(frames[k])  # (out holds its own references)
-        free(frames)
-        free(dests)
-        free(sizes)
-        free(gs)
-
-
-def patch_sole(bytes frame not None, Py_ssize_t at, int bits, int unless=0):
-    """frame with ``bits`` or'ed into its byte ``at``; see shuffle.pyi."""
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(frame)
-    if not 0 <= at < n:
-        raise ValueError(f"patch_sole: offset {at} outside {n} bytes")
-    if not 0 <= bits <= 255 or not 0 <= unless <= 255:
-        raise ValueError(f"patch_sole: bits and unless must be byte values, got {bits}, "
-                         f"{unless}")
-    if (<uint8_t*>PyBytes_AS_STRING(frame))[at] & unless:
-        return None
-    # Bytes are immutable to everyone who can see them. A count of _SOLE is the caller's
-    # expression alone (``patch_sole(make(), ...)``) plus what this call holds: nobody
-    # else can see the object, which came straight from the call that made it and was
-    # never hashed or interned, so writing it is unobservable. (Single-byte objects may be
-    # the interpreter's shared ones; they are never patched.)
-    if Py_REFCNT(frame) <= _SOLE and n > 1:
-        (<uint8_t*>PyBytes_AS_STRING(frame))[at] |= <uint8_t>bits
-        return frame
-    return frame[:at] + bytes([frame[at] | bits]) + frame[at + 1:]
-
-
-def _refs_seen(bytes frame not None, Py_ssize_t at, int bits, int unless=0):
-    """The reference count of frame inside a call shaped like patch_sole's."""
-    return Py_REFCNT(frame)
-
-
-#: What patch_sole sees of an object whose only other holder is the caller's expression:
-#: measured on a fresh object through a call parsed exactly as patch_sole's arguments are
-#: (Cython may or may not hold its own reference to an argument; this follows it).
-cdef Py_ssize_t _SOLE = _refs_seen(b"zarrx" + bytes(bytearray(11)), 0, 0, 0)
 
 
 def _use_sse2(bint on):

@@ -7,6 +7,21 @@ once per chunk shape: it calls :meth:`Codec.evolve` to fill dtype-dependent defa
 Decoders never trust sizes written in the data: a bytes→bytes codec is told the largest
 output it may produce (``max_size``) and raises :class:`zarrx.errors.CodecError` rather
 than allocating more.
+
+Capabilities. Besides encoding and decoding, a codec may declare what the engine's fast
+paths need; the defaults here say "not capable" (or do the general thing), so a codec that
+declares nothing works everywhere, and one that declares a capability joins the fast path
+that uses it, whatever its type:
+
+- array→bytes: :meth:`ArrayBytesCodec.image_dtype` ("my encoded bytes are the C-order image
+  of the chunk in this dtype": the chunk can be laid out, read in part, decoded in batches)
+  and :attr:`ArrayBytesCodec.writes_any_layout` (:meth:`~ArrayBytesCodec.decode_into`
+  writes any strided array without a chunk-sized buffer, as sharding does);
+- bytes→bytes: :meth:`BytesBytesCodec.decode_into` (into a given buffer),
+  :meth:`~BytesBytesCodec.decode_span` (part of a frame), :meth:`~BytesBytesCodec.partial_kind`
+  (read in part from a store), :meth:`~BytesBytesCodec.shuffled_layout` (a byte shuffle
+  done by the layout pass) and :meth:`~BytesBytesCodec.native_step` (C functions the batch
+  kernels call without the GIL; see :class:`NativeStep`).
 """
 
 from __future__ import annotations
@@ -58,6 +73,57 @@ def _fill_key(dtype: np.dtype, value: Any) -> Any:
         return np.asarray(value, dtype=dtype).tobytes()
     except (TypeError, ValueError):
         return repr(value)
+
+
+@dataclass(frozen=True)
+class NativeStep:
+    """A bytes→bytes codec as C functions that the batch kernels (:mod:`zarrx._core.batch`)
+    call for every chunk of a batch, without the GIL and without Python in between.
+
+    The functions, given by address (0: none), follow this ABI (``zarrx/_core/steps.pxd``)::
+
+        Py_ssize_t decode(const void* context, void** state,
+                          const unsigned char* src, Py_ssize_t n,
+                          unsigned char* dst, Py_ssize_t capacity,
+                          const unsigned char** out);
+        Py_ssize_t encode(const void* context, void** state,
+                          const unsigned char* src, Py_ssize_t n,
+                          unsigned char* dst, Py_ssize_t capacity);
+        void release(const void* context, void* state);
+
+    ``decode`` reads exactly the ``n`` bytes at ``src`` (never more: they come from a
+    store) and writes at most ``capacity`` bytes at ``dst``; it returns how many bytes the
+    data decodes to and sets ``*out`` to where they are (``dst``, or a part of ``src`` for a
+    step that only strips bytes, such as a checksum), or -1 when the data cannot be decoded
+    into ``capacity`` bytes (corrupt, truncated, too large). ``encode`` writes at most
+    ``capacity`` bytes (at least :meth:`BytesBytesCodec.max_encoded_size` of ``n``) and
+    returns how many, -1 on failure, or -2 to leave this input to the codec's Python
+    :meth:`~BytesBytesCodec.encode`. The bytes a step makes must be those of the codec's
+    Python methods. ``context`` is passed as given and is only read, by any number of
+    threads at once; ``owner`` keeps it (and the code) alive. ``*state`` is ``NULL`` at the
+    start of each kernel call and is the step's own for that call (e.g. a decompression
+    context reused across its chunks); ``release``, when given, is called once at the end
+    of the call if ``*state`` is not ``NULL``. A step may be a ctypes callback (it takes
+    the GIL itself); the built-in steps are C functions of :mod:`zarrx._core.steps`.
+    """
+
+    decode: int = 0
+    encode: int = 0
+    context: int = 0
+    release: int = 0
+    owner: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ShuffledLayout:
+    """A bytes→bytes codec's byte shuffle, done by the layout pass that writes a chunk's
+    image: the image is written byte-shuffled in blocks of ``blocksize`` bytes (byte ``j``
+    of element ``i`` of a block of ``m`` elements at ``j * m + i``; c-blosc 1's shuffle),
+    and ``step``'s encode function then makes of it the bytes the codec's
+    :meth:`~BytesBytesCodec.encode` makes of the plain image, or declines (-2)."""
+
+    blocksize: int
+    step: NativeStep
 
 
 class Codec(ABC):
@@ -137,6 +203,27 @@ class ArrayBytesCodec(Codec):
         """An upper bound of the encoded size, or ``None`` when unbounded."""
         return self.encoded_size(spec)
 
+    # -- capabilities ------------------------------------------------------------------
+
+    #: Whether :meth:`decode_into` writes a chunk into any strided array without a
+    #: chunk-sized buffer in between (sharding: each inner chunk straight to its place).
+    writes_any_layout: ClassVar[bool] = False
+
+    def image_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The dtype ``X`` such that :meth:`encode` gives the C-order image of the chunk in
+        ``X`` (its memory, as ``np.ascontiguousarray(chunk, X)`` holds it) and
+        :meth:`decode` reads that image back; ``None`` (the default) when the encoded
+        bytes are anything else. Chains whose array→bytes codec says so are laid out,
+        read in part and decoded in batches by the engine's kernels."""
+        return None
+
+    def decode_into(self, data: Buffer, spec: ChunkSpec, out: np.ndarray) -> None:
+        """Decode into ``out`` (``spec.shape`` and ``spec.dtype``, any strides). This
+        default copies :meth:`decode`'s result; a codec that writes the chunk in place
+        overrides it and sets :attr:`writes_any_layout`."""
+        out[...] = self.decode(data, spec)
+
+
     def inner_chunks(self, spec: ChunkSpec) -> Any:
         """A capability: when this codec stores a chunk of ``spec`` as many inner chunks
         and an index (sharding), the chunk seen as a store of them — what the engine then
@@ -178,3 +265,32 @@ class BytesBytesCodec(Codec):
     @abstractmethod
     def max_encoded_size(self, n: int) -> int:
         """The largest output :meth:`encode` can produce for ``n`` input bytes."""
+
+    # -- capabilities ------------------------------------------------------------------
+
+    def decode_span(self, data: Buffer, start: int, stop: int, out: Any) -> bool:
+        """Decode at least bytes ``[start, stop)`` of ``data`` into ``out`` (a writable
+        byte buffer of the whole decoded size; its other bytes are left meaningless) and
+        return ``True``; or return ``False`` (the default), having written nothing anyone
+        may read, when only a whole decode can."""
+        return False
+
+    def partial_kind(self) -> Any:
+        """The :class:`zarrx.codecs.partial.PartialRead` subclass (or the name of one in
+        that module) that reads this codec's frames in part from a store (e.g. a Blosc
+        frame's header, then its blocks), when it is the chain's only bytes→bytes codec
+        after an image (see :meth:`ArrayBytesCodec.image_dtype`); ``None`` (the default):
+        frames are read whole."""
+        return None
+
+    def shuffled_layout(self, itemsize: int, nbytes: int) -> ShuffledLayout | None:
+        """How the layout pass may do this codec's byte shuffle for images of ``nbytes``
+        bytes of ``itemsize``-byte elements (see :class:`ShuffledLayout`); ``None`` (the
+        default): the image is laid out plain and :meth:`encode` shuffles it."""
+        return None
+
+    def native_step(self) -> NativeStep | None:
+        """This codec as C functions for the batch kernels (see :class:`NativeStep`), or
+        ``None`` (the default): chains holding it are decoded and encoded chunk by chunk.
+        Asked once per prepared chain."""
+        return None

@@ -16,8 +16,16 @@
 Part of a frame (a small read of a large chunk, :meth:`BloscCodec.decode_span`): an lz4
 frame is decoded by :mod:`zarrx._core.blosc_part`, which stops each stream of the blocks
 it needs once it has the bytes asked for, with the ``LZ4_decompress_safe_partial`` that
-numcodecs' blosc extension exports (LZ4 1.9.0 or later, looked up once by address); any
-other frame, or an extension without that symbol, is decoded whole as below.
+numcodecs' blosc extension exports (LZ4 1.9.0 or later, looked up once by address in
+:mod:`zarrx.codecs.libraries`); any other frame, or an extension without that symbol, is
+decoded whole as below.
+
+Batches (:meth:`BloscCodec.native_step`): the batch kernels call c-blosc's
+``blosc_decompress_ctx`` and ``blosc_compress_ctx`` by address (the calls numcodecs makes,
+so the frames are the same), and a chunk's byte shuffle can be done by the pass that lays
+its image out (:meth:`BloscCodec.shuffled_layout`): the image is gathered already
+shuffled and compressed with the shuffle off, and the header then says "shuffled"; without
+those functions, chunks go through numcodecs one by one.
 
 Library: numcodecs' c-blosc 1, the library zarr-python and numcodecs write with, for both
 directions: ``blosc_compress_ctx`` / ``blosc_decompress_ctx`` with one internal thread and
@@ -57,8 +65,9 @@ import numpy as np
 
 from zarrx import imports
 from zarrx._core.blosc_part import decode_span
-from zarrx._core.shuffle import patch_sole, shuffle_compress_many, shuffle_strided
-from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec
+from zarrx._core.steps import FUNCTIONS, blosc_context
+from zarrx.abc.codec import Buffer, BytesBytesCodec, ChunkSpec, NativeStep, ShuffledLayout
+from zarrx.codecs import libraries
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
 
@@ -88,13 +97,6 @@ _MIN_BUFFERSIZE = 128
 _HEADS: dict[tuple[bytes, int, int, int, int], tuple[bytes, int]] = {}
 
 _lib: ModuleType | None = None
-#: The addresses of the bundled LZ4's ``LZ4_decompress_safe_partial`` and
-#: ``LZ4_decompress_safe`` (0: none usable), once looked up (:func:`_lz4`).
-_LZ4: tuple[int, int] | None = None
-#: The address of c-blosc's ``blosc_compress_ctx`` (0: none), once looked up.
-_COMPRESS_CTX: int | None = None
-#: The first LZ4 whose partial decoding stops at exactly the bytes asked for.
-LZ4_PARTIAL_SINCE = 10900
 
 
 def _load() -> ModuleType:
@@ -110,41 +112,14 @@ def _load() -> ModuleType:
     return _lib
 
 
-def _compress_ctx() -> int:
-    """The address of ``blosc_compress_ctx`` in numcodecs' blosc extension (which exports
-    it), or 0 when it is not there: then chunks are compressed one by one through
-    numcodecs."""
-    global _COMPRESS_CTX
-    if _COMPRESS_CTX is None:
-        _COMPRESS_CTX = _find_compress_ctx(_load())
-    return _COMPRESS_CTX
-
-
-def _find_compress_ctx(lib: Any) -> int:
-    """:func:`_compress_ctx` for the extension module ``lib``."""
-    return _exported(lib, "blosc_compress_ctx")
-
-
-def _exported(lib: Any, name: str) -> int:
-    """The address of the C function ``name`` that the extension module ``lib`` exports
-    (looked up through its already loaded library), or 0 when there is none."""
-    import ctypes
-
-    try:
-        function = getattr(ctypes.CDLL(lib.__file__), name)
-    except (OSError, AttributeError, TypeError):
-        return 0
-    return ctypes.cast(function, ctypes.c_void_p).value or 0
-
-
 def _lz4() -> tuple[int, int]:
     """The addresses of ``LZ4_decompress_safe_partial`` and ``LZ4_decompress_safe`` in
-    the LZ4 that numcodecs' c-blosc bundles (its extension exports them), or zeros when
-    they are not there or the LZ4 is older than 1.9.0: then frames are decoded whole."""
-    global _LZ4
-    if _LZ4 is None:
-        _LZ4 = _find_lz4(_load())
-    return _LZ4
+    the LZ4 that numcodecs' c-blosc bundles, or zeros when :mod:`~zarrx.codecs.libraries`
+    finds none usable (older than 1.9.0): then frames are decoded whole."""
+    lib = libraries.find("lz4")
+    if lib is None:
+        return 0, 0
+    return lib["LZ4_decompress_safe_partial"], lib["LZ4_decompress_safe"]
 
 
 _thread = threading.local()
@@ -162,18 +137,6 @@ def _work(nbytes: int) -> np.ndarray:
         if nbytes <= _KEEP_WORK:
             _thread.work = work
     return work
-
-
-def _find_lz4(lib: Any) -> tuple[int, int]:
-    """:func:`_lz4` for the extension module ``lib``."""
-    import ctypes
-
-    version = _exported(lib, "LZ4_versionNumber")
-    if not version or ctypes.CFUNCTYPE(ctypes.c_int)(version)() < LZ4_PARTIAL_SINCE:
-        return 0, 0
-    partial = _exported(lib, "LZ4_decompress_safe_partial")
-    whole = _exported(lib, "LZ4_decompress_safe")
-    return (partial, whole) if partial and whole else (0, 0)
 
 
 def _available_cnames() -> tuple[str, ...]:
@@ -290,72 +253,51 @@ class BloscCodec(BytesBytesCodec):
         except (RuntimeError, ValueError) as e:
             raise CodecError(f"codec 'blosc': compression failed: {e}") from e
 
-    def shuffles_bytes_of(self, itemsize: int) -> bool:
-        """Whether :meth:`encode_shuffled` can encode images of ``itemsize``-byte elements:
-        a byte shuffle over exactly those elements, and a level that compresses."""
-        return (
-            self.shuffle == "shuffle" and self.typesize == itemsize and 1 < itemsize <= 255
-            and self.clevel > 0
-        )
+    def native_step(self) -> NativeStep | None:
+        """c-blosc's ``blosc_decompress_ctx`` and ``blosc_compress_ctx``, called as
+        :meth:`decode` and :meth:`encode` call them (through numcodecs), when
+        :func:`zarrx.codecs.libraries.find` has them."""
+        lib = libraries.find("blosc")
+        if lib is None:
+            return None
+        context = blosc_context(
+            lib["blosc_decompress_ctx"], lib["blosc_compress_ctx"], self.clevel,
+            SHUFFLES.index(self.shuffle or "bitshuffle"), self.typesize or 1, self.blocksize,
+            self.cname.encode("ascii"))
+        decode, encode, release = FUNCTIONS["blosc"]
+        return NativeStep(decode, encode, context.address, release, context)
 
-    def encode_shuffled(self, chunk: np.ndarray, swap: int, memory: np.ndarray) -> Any:
-        """The frame :meth:`encode` makes of ``chunk``'s C-order image (each ``swap``-byte
-        unit reversed when set), laid out by one pass that also does the shuffle: the
-        elements go from where they lie to their shuffled places in ``memory`` (a scratch
-        buffer of the image's size), which is compressed with the shuffle off and the
-        block size :meth:`encode` would pick, and the header then says "shuffled". The
-        result is byte for byte the frame of the image (the shuffle is c-blosc's own
-        definition, applied per block, and nothing else in the frame depends on where it
-        happened); ``None`` when it cannot be made that way (the caller encodes the image):
-        a frame c-blosc stored as a plain copy holds the data unshuffled, so one that
-        comes back a copy of the shuffled bytes is not used, and neither is one whose
-        header differs from the one :meth:`encode` gives, checked on every frame.
-        Only for codecs :meth:`shuffles_bytes_of` the chunk's itemsize."""
-        typesize = chunk.dtype.itemsize
-        plan = self._fused_plan(typesize, memory.nbytes)
-        if plan is None:
+    def shuffled_layout(self, itemsize: int, nbytes: int) -> ShuffledLayout | None:
+        """For a byte shuffle over exactly the images' ``itemsize``-byte elements (a level
+        that compresses, images Blosc compresses rather than copies): the layout pass
+        writes each block of the image shuffled as c-blosc would, and the step compresses
+        it with the shuffle off at the block size :meth:`encode` would pick (found once
+        per size and settings from frames of zeros, :meth:`_head`), then sets the
+        header's "shuffled" flag. That is byte for byte the frame of the plain image (the
+        shuffle is c-blosc's own definition, per block, and nothing else in the frame
+        depends on where it happened); the step declines a frame c-blosc stored as a plain
+        copy (which holds the data unshuffled) and one whose header differs from the one
+        :meth:`encode` writes, checked on every frame."""
+        if not (self.shuffle == "shuffle" and self.typesize == itemsize
+                and 1 < itemsize <= 255 and self.clevel > 0):
+            return None
+        lib = libraries.find("blosc")
+        plan = None if lib is None else self._fused_plan(itemsize, nbytes)
+        if lib is None or plan is None:
             return None
         cname, head, forced, blocksize = plan
-        shuffle_strided(chunk, memory, blocksize, swap)
-        try:
-            # A fresh object from the compressor, handed over whole: patched in place. A
-            # plain copy, or a shuffle c-blosc did anyway (numcodecs' global-context path
-            # honours a BLOSC_SHUFFLE variable), is not the frame of the image: None.
-            frame = patch_sole(
-                _load().compress(memory, cname, self.clevel, 0, forced, typesize),
-                2, _SHUFFLED, _MEMCPYED | _SHUFFLED,
-            )
-        except (RuntimeError, ValueError) as e:
-            raise CodecError(f"codec 'blosc': compression failed: {e}") from e
-        if frame is None:
-            return None
-        return frame if frame[:12] == head else None
+        context = blosc_context(
+            lib["blosc_decompress_ctx"], lib["blosc_compress_ctx"], self.clevel, 0, itemsize,
+            forced, cname, head, _SHUFFLED, _MEMCPYED | _SHUFFLED)
+        _, encode, release = FUNCTIONS["blosc"]
+        return ShuffledLayout(blocksize, NativeStep(0, encode, context.address, release,
+                                                    context))
 
-    def encode_shuffled_many(
-        self, chunks: list[np.ndarray], swap: int, memory: np.ndarray
-    ) -> list[Any]:
-        """:meth:`encode_shuffled` of each of ``chunks`` (one dtype, images of
-        ``memory``'s size), all in one call to the kernel that gathers, shuffles and
-        compresses them without the GIL (c-blosc's ``blosc_compress_ctx``, reached by
-        address as :func:`_lz4` reaches LZ4): a thread encoding a run of small chunks
-        takes the GIL once for the run, not twice a chunk, so a thread preempted while
-        it holds the GIL stalls the others less often. Where the extension does not
-        export the function, each chunk goes through :meth:`encode_shuffled`."""
-        compress_ctx = _compress_ctx()
-        if not compress_ctx:
-            return [self.encode_shuffled(chunk, swap, memory) for chunk in chunks]
-        typesize = chunks[0].dtype.itemsize
-        plan = self._fused_plan(typesize, memory.nbytes)
-        if plan is None:
-            return [None] * len(chunks)
-        cname, head, forced, blocksize = plan
-        try:
-            frames = shuffle_compress_many(chunks, memory, blocksize, swap, compress_ctx,
-                                           self.clevel, cname, typesize, forced,
-                                           _SHUFFLED, _MEMCPYED | _SHUFFLED)
-        except RuntimeError as e:
-            raise CodecError(f"codec 'blosc': compression failed: {e}") from e
-        return [None if f is None or f[:12] != head else f for f in frames]
+    def partial_kind(self) -> Any:
+        """Frames are read in part from a store: the header and block starts, then only
+        the blocks a selection needs (:class:`zarrx.codecs.partial.BloscPartial`, named:
+        that module reads frames with this one's functions)."""
+        return "BloscPartial"
 
     def _fused_plan(self, typesize: int, nbytes: int) -> tuple[bytes, bytes, int, int] | None:
         """For images of ``nbytes`` bytes of ``typesize``-byte elements: the cname, the

@@ -152,6 +152,10 @@ class BytesCodec(ArrayBytesCodec):
                 spec.dtype)
         return spec.dtype.newbyteorder(order)
 
+    def image_dtype(self, spec: ChunkSpec) -> np.dtype:
+        """The encoded bytes are the chunk's C-order image in :meth:`stored_dtype`."""
+        return self.stored_dtype(spec)
+
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Buffer:
         arr = np.asarray(chunk)
         if arr.shape != spec.shape:

@@ -6,10 +6,11 @@
 - Draft URI: none
 - Known incompatibilities: none. The checksum is 4 bytes, little endian, after the data.
 
-The checksum comes from the ``crc32c`` package when it is installed (hardware instructions,
-GIL released for large buffers), else from ``google_crc32c``, zarrx's dependency (numcodecs
-0.16.4+ warns on import when ``crc32c`` is present, so zarrx does not pull it in).
-Decoding returns a zero-copy view of the data without its checksum.
+The checksum is computed by zarrx's own kernel (:func:`zarrx._core.steps.crc32c`: the
+CPU's CRC32 instruction where it has one, a table otherwise; the GIL released for large
+buffers), which the batch kernels also call for every chunk of a batch
+(:meth:`Crc32cCodec.native_step`). Decoding returns a zero-copy view of the data without
+its checksum.
 
 Configuration example::
 
@@ -24,31 +25,13 @@ Configuration example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
-from zarrx import imports
-from zarrx.abc.codec import Buffer, BytesBytesCodec
+from zarrx._core.steps import FUNCTIONS, crc32c
+from zarrx.abc.codec import Buffer, BytesBytesCodec, NativeStep
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import ChecksumError, CodecError, MetadataError
-
-_checksum: Callable[[Any], int] | None = None
-
-
-def _crc32c() -> Callable[[Any], int]:
-    global _checksum
-    if _checksum is None:
-        try:
-            checksum = imports.import_module("crc32c").crc32c
-        except ImportError:
-            value = imports.import_module("google_crc32c").value
-
-            def checksum(view: Any) -> int:
-                # google_crc32c's C function takes bytes objects only (one copy).
-                return value(view if isinstance(view, bytes) else bytes(view))
-
-        _checksum = checksum
-    return _checksum
 
 
 class Crc32cCodec(BytesBytesCodec):
@@ -75,7 +58,7 @@ class Crc32cCodec(BytesBytesCodec):
 
     def encode(self, data: Buffer) -> Buffer:
         view = as_byte_view(data, "crc32c")
-        return b"".join((view, _crc32c()(view).to_bytes(4, "little")))
+        return b"".join((view, crc32c(view).to_bytes(4, "little")))
 
     def decode(self, data: Buffer, max_size: int | None) -> Buffer:
         view = as_byte_view(data, "crc32c")
@@ -90,7 +73,7 @@ class Crc32cCodec(BytesBytesCodec):
             )
         body = view[: n - 4]
         stored = int.from_bytes(view[n - 4 :], "little")
-        computed = _crc32c()(body)
+        computed = crc32c(body)
         if computed != stored:
             raise ChecksumError(
                 f"codec 'crc32c': checksum mismatch (stored {stored:#010x}, computed "
@@ -100,3 +83,9 @@ class Crc32cCodec(BytesBytesCodec):
 
     def max_encoded_size(self, n: int) -> int:
         return n + 4
+
+    def native_step(self) -> NativeStep | None:
+        """The check and the append, in C (:mod:`zarrx._core.steps`); decoding leaves the
+        data where it lies."""
+        decode, encode, release = FUNCTIONS["crc32c"]
+        return NativeStep(decode, encode, 0, release)

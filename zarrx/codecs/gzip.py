@@ -9,6 +9,12 @@
   which zarrx sets to 0 so that equal chunks give equal bytes. Decoding accepts several
   concatenated members and zero padding after a member, as Python's ``gzip`` does.
 
+Batches (:meth:`GzipCodec.native_step`): the batch kernels call the zlib that Python's
+``zlib`` module uses, by address (:mod:`zarrx.codecs.libraries`), with the same calls as
+the methods below: decoding always; encoding when that library is the very version
+Python's ``zlib`` runs (``zlib.ZLIB_RUNTIME_VERSION``) and the level is 1 to 9 (at level 0,
+zlib cuts stored blocks by the room it is given, which Python's buffers decide).
+
 Configuration example::
 
     >>> codec = GzipCodec.from_config({"level": 5})
@@ -25,7 +31,9 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
-from zarrx.abc.codec import Buffer, BytesBytesCodec
+from zarrx._core.steps import FUNCTIONS, zlib_context
+from zarrx.abc.codec import Buffer, BytesBytesCodec, NativeStep
+from zarrx.codecs import libraries
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
 
@@ -115,6 +123,20 @@ class GzipCodec(BytesBytesCodec):
                 break
             view = memoryview(rest.lstrip(b"\0"))
         return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def native_step(self) -> NativeStep | None:
+        """zlib's functions, when :func:`zarrx.codecs.libraries.find` has them (the
+        encoder only where its output is the Python path's, above)."""
+        lib = libraries.find("zlib")
+        if lib is None:
+            return None
+        context = zlib_context(
+            lib["inflateInit2_"], lib["inflate"], lib["inflateReset"], lib["inflateEnd"],
+            lib["deflateInit2_"], lib["deflate"], lib["deflateReset"], lib["deflateEnd"],
+            lib["crc32"], lib.version.encode("ascii"), self.level)
+        decode, encode, release = FUNCTIONS["gzip"]
+        same = lib.version == zlib.ZLIB_RUNTIME_VERSION and self.level > 0
+        return NativeStep(decode, encode if same else 0, context.address, release, context)
 
     def max_encoded_size(self, n: int) -> int:
         wrap = _HEADER_SIZE + _TRAILER_SIZE

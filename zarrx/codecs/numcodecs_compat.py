@@ -51,7 +51,15 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx import imports
-from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, Buffer, BytesBytesCodec, ChunkSpec
+from zarrx.abc.codec import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    Buffer,
+    BytesBytesCodec,
+    ChunkSpec,
+    NativeStep,
+    ShuffledLayout,
+)
 from zarrx.config import get as setting
 from zarrx.errors import (
     CodecError,
@@ -362,6 +370,22 @@ class KeepName(BytesBytesCodec):
 
     def max_encoded_size(self, n: int) -> int:
         return self.inner.max_encoded_size(n)
+
+    # The inner codec's capabilities (its fast paths), under this name.
+    def decode_into(self, data: Buffer, out: Buffer) -> None:
+        self.inner.decode_into(data, out)
+
+    def decode_span(self, data: Buffer, start: int, stop: int, out: Any) -> bool:
+        return self.inner.decode_span(data, start, stop, out)
+
+    def partial_kind(self) -> Any:
+        return self.inner.partial_kind()
+
+    def shuffled_layout(self, itemsize: int, nbytes: int) -> ShuffledLayout | None:
+        return self.inner.shuffled_layout(itemsize, nbytes)
+
+    def native_step(self) -> NativeStep | None:
+        return self.inner.native_step()
 
 
 #: numcodecs ids zarrx's own codecs of the same name serve.

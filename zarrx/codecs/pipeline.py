@@ -22,10 +22,10 @@ from zarrx._core.assemble import copy_strided
 from zarrx.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
 from zarrx.config import get as setting
 from zarrx.errors import CodecError, MetadataError
-from zarrx.runtime.elements import swap_unit
 from zarrx.runtime.scratch import scratch
 
-if TYPE_CHECKING:  # loaded with the first chain that can read in part
+if TYPE_CHECKING:  # loaded with the first chain that can read in part, or in batches
+    from zarrx.codecs.native import BatchDecoder, BatchEncoder
     from zarrx.codecs.partial import PartialRead
 
 
@@ -127,7 +127,7 @@ class PreparedChain:
                 if any(type(s) is not slice for s in selection):
                     selection = tuple(_as_slice(s) for s in selection)
                 span = self._spans(self.spec.shape, self._stored_dtype.itemsize, selection)
-            if span is None or not self.bytes_bytes[0][0].decode_span(  # type: ignore[attr-defined]
+            if span is None or not self.bytes_bytes[0][0].decode_span(
                 data, span[0], span[1], buffer
             ):
                 self.bytes_bytes[0][0].decode_into(data, buffer)
@@ -136,14 +136,35 @@ class PreparedChain:
     @cached_property
     def _spans(self) -> Any:
         """The rule giving the decoded bytes ``[start, stop)`` of a chunk a selection
-        needs (``None``: not worth a part) when this chain decodes spans of a frame
-        (``bytes`` then ``blosc``: ``BloscCodec.decode_span``); else ``None``."""
-        kind = self._partial_kind
-        if kind is None:
+        needs (``None``: not worth a part) when this chain's one bytes→bytes codec reads
+        frames in part (``bytes`` then ``blosc``: ``BloscCodec.decode_span``); else
+        ``None``."""
+        if self._partial_kind is None or not self.bytes_bytes:
             return None
-        from zarrx.codecs.partial import BloscPartial, in_memory_span  # loaded already
+        from zarrx.codecs.partial import in_memory_span  # loaded already
 
-        return in_memory_span if kind is BloscPartial else None
+        return in_memory_span
+
+    @cached_property
+    def batch_decoder(self) -> BatchDecoder | None:
+        """Decodes and places many chunks of this chain in one call without the GIL
+        (:class:`zarrx.codecs.native.BatchDecoder`), or ``None`` when the chain cannot
+        (then chunks are decoded one by one: :func:`zarrx.runtime.place.place`)."""
+        from zarrx.codecs import native
+
+        return native.batch_decoder(self)
+
+    @cached_property
+    def _batch_encoder(self) -> BatchEncoder | None:
+        from zarrx.codecs import native
+
+        return native.batch_encoder(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The chain without its batch decoder and encoder (C functions and contexts of
+        this process), which are made again where it is unpickled."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("batch_decoder", "_batch_encoder")}
 
     def decode_into(self, data: Any, out: np.ndarray) -> bool:
         """Decode straight into ``out`` when it is the whole chunk and either its memory is
@@ -156,7 +177,7 @@ class PreparedChain:
         if self._decodes_into_any_layout:
             if out.dtype != self.spec.dtype:
                 return False
-            self.array_bytes.decode_into(data, self.bytes_spec, out)  # type: ignore[attr-defined]
+            self.array_bytes.decode_into(data, self.bytes_spec, out)
             return True
         if (
             self._image_dtype is None
@@ -188,22 +209,23 @@ class PreparedChain:
     @cached_property
     def _partial_kind(self) -> type[PartialRead] | None:
         """How chunks of this chain are read in part, or ``None`` when they are only
-        read whole: the chain must be ``bytes`` alone or ``bytes`` then ``blosc`` (no
-        array→array codec, so C order; no checksum, which needs every byte)."""
-        from zarrx.codecs.bytes import BytesCodec
-
-        if self.array_array or type(self.array_bytes) is not BytesCodec:
+        read whole: the chunks must be images (no array→array codec, an array→bytes codec
+        with an :meth:`~zarrx.abc.codec.ArrayBytesCodec.image_dtype`), with no
+        bytes→bytes codec or one that reads its frames in part
+        (:meth:`~zarrx.abc.codec.BytesBytesCodec.partial_kind`; a checksum needs every
+        byte)."""
+        if self.array_array or self.array_bytes.image_dtype(self.bytes_spec) is None:
             return None
-        from zarrx.codecs.partial import BloscPartial, RawPartial
+        from zarrx.codecs import partial
 
         if not self.bytes_bytes:
-            return RawPartial
-        codec = self.bytes_bytes[0][0]
-        if len(self.bytes_bytes) != 1 or codec.name != "blosc":
+            return partial.RawPartial
+        if len(self.bytes_bytes) != 1:
             return None
-        from zarrx.codecs.blosc import BloscCodec  # loaded: the chain holds one
-
-        return BloscPartial if type(codec) is BloscCodec else None
+        kind = self.bytes_bytes[0][0].partial_kind()
+        if isinstance(kind, str):
+            kind = getattr(partial, kind, None)
+        return kind if isinstance(kind, type) and issubclass(kind, partial.PartialRead) else None
 
     @cached_property
     def _nbytes(self) -> int:
@@ -211,7 +233,9 @@ class PreparedChain:
 
     @cached_property
     def _stored_dtype(self) -> np.dtype:
-        return self.array_bytes.stored_dtype(self.bytes_spec)  # type: ignore[attr-defined]
+        image = self.array_bytes.image_dtype(self.bytes_spec)
+        assert image is not None  # (asked only of chains read in part)
+        return image
 
     def _from_bytes(self, data: Any) -> np.ndarray:
         chunk = self.array_bytes.decode(data, self.bytes_spec)
@@ -231,25 +255,31 @@ class PreparedChain:
     @cached_property
     def _decodes_into_any_layout(self) -> bool:
         """The array→bytes codec alone, able to write any strided array (sharding)."""
-        return (
-            not self.array_array and not self.bytes_bytes
-            and hasattr(self.array_bytes, "decode_into")
-        )
+        return not self.array_array and not self.bytes_bytes and self.array_bytes.writes_any_layout
 
     @cached_property
     def _image_dtype(self) -> np.dtype | None:
-        """The dtype whose C-order memory the decompressed bytes are, when the chain is
-        ``bytes`` plus at least one bytes→bytes codec (without one, the stored value
-        already is the image, and a view of it costs nothing)."""
-        from zarrx.codecs.bytes import BytesCodec
-
-        if self.array_array or not self.bytes_bytes or not isinstance(self.array_bytes, BytesCodec):
+        """The dtype whose C-order memory the decompressed bytes are, when the chain is an
+        image (``bytes``) plus at least one bytes→bytes codec (without one, the stored
+        value already is the image, and a view of it costs nothing)."""
+        if self.array_array or not self.bytes_bytes:
             return None
-        return self.array_bytes.stored_dtype(self.bytes_spec)
+        return self.array_bytes.image_dtype(self.bytes_spec)
 
     def encode(self, chunk: np.ndarray) -> Any:
         """Array of ``spec.shape`` (any strides) → stored bytes. The result may be a view
-        of ``chunk`` (the ``bytes`` codec alone), never of memory the chain reuses."""
+        of ``chunk`` (the ``bytes`` codec alone), never of memory the chain reuses. A
+        strided or byte-swapped chunk of a chain the batch encoder takes is laid out and
+        encoded by it (:meth:`encode_many` of one chunk)."""
+        image = self._image_dtype
+        if (image is not None and self._batch_encoder is not None
+                and not (chunk.flags.c_contiguous and chunk.dtype == image)):
+            return self._batch_encoder.encode([chunk])[0]
+        return self.encode_general(chunk)
+
+    def encode_general(self, chunk: np.ndarray) -> Any:
+        """:meth:`encode` by the codecs' Python methods, without the batch kernels: the
+        general path, which the fast ones equal byte for byte."""
         for codec, spec in self.array_array:
             chunk = codec.encode(chunk, spec)
         image = self._image_dtype
@@ -257,15 +287,11 @@ class PreparedChain:
             return self._compress(self.array_bytes.encode(chunk, self.bytes_spec))
         # A strided or byte-swapped chunk: lay out the stored image in a scratch buffer
         # (the compressor reads it and writes fresh memory), not in a new array.
+        from zarrx.codecs.native import swap_between
+
         with scratch(self.bytes_spec.nbytes) as memory:
-            swap = _swap(chunk.dtype, image)
-            shuffler = self._shuffler
-            if shuffler is not None and swap >= 0:
-                # Blosc's byte shuffle done by the layout pass itself (one pass, not two).
-                frame = shuffler.encode_shuffled(chunk, swap, memory)
-                if frame is not None:
-                    return frame
             laid_out = memory.view(image).reshape(self.bytes_spec.shape)
+            swap = swap_between(chunk.dtype, image)
             if swap >= 0:
                 copy_strided(chunk, laid_out, swap)
             else:
@@ -274,59 +300,21 @@ class PreparedChain:
             return self._compress(memory)
 
     def encode_many(self, chunks: list[np.ndarray]) -> list[Any]:
-        """:meth:`encode` of each of ``chunks`` (arrays of ``spec.shape`` of one dtype):
-        strided chunks of a chain whose layout pass does Blosc's shuffle
-        (``BloscCodec.encode_shuffled_many``) are laid out and compressed in one call
-        without the GIL; any other chunk, or one that call cannot make, as :meth:`encode`
-        makes it."""
-        shuffler, image = self._shuffler, self._image_dtype
-        if shuffler is None or image is None or self.array_array or len(chunks) < 2:
+        """:meth:`encode` of each of ``chunks`` (arrays of ``spec.shape`` of one dtype,
+        any strides and byte order), all laid out and encoded in one call without the
+        GIL when the chain has a batch encoder (:class:`zarrx.codecs.native.BatchEncoder`:
+        the image gathered and byte-swapped, Blosc's byte shuffle done by that pass, the
+        compressors and the checksum); the results are ``bytes`` made for them, equal to
+        :meth:`encode_general`'s. Without one, chunk by chunk."""
+        encoder = self._batch_encoder
+        if encoder is None:
             return [self.encode(chunk) for chunk in chunks]
-        dtype = chunks[0].dtype
-        swap = _swap(dtype, image)
-        strided = [i for i, c in enumerate(chunks)
-                   if c.dtype == dtype and not (c.flags.c_contiguous and dtype == image)]
-        out: list[Any] = [None] * len(chunks)
-        if swap >= 0 and len(strided) > 1:
-            with scratch(self.bytes_spec.nbytes) as memory:
-                frames = shuffler.encode_shuffled_many([chunks[i] for i in strided], swap,
-                                                       memory)
-            for i, frame in zip(strided, frames):
-                out[i] = frame
-        return [self.encode(chunk) if frame is None else frame
-                for chunk, frame in zip(chunks, out)]
-
-    @cached_property
-    def _shuffler(self) -> Any:
-        """The chain's one bytes→bytes codec when it is a Blosc byte shuffle over the
-        stored elements (``BloscCodec.shuffles_bytes_of``) of plain (not record) elements:
-        then a strided chunk is laid out already shuffled (``encode_shuffled``)."""
-        image = self._image_dtype
-        if image is None or image.fields is not None or len(self.bytes_bytes) != 1:
-            return None
-        codec = self.bytes_bytes[0][0]
-        if codec.name != "blosc":
-            return None
-        from zarrx.codecs.blosc import BloscCodec  # loaded: the chain holds one
-
-        if type(codec) is not BloscCodec or not codec.shuffles_bytes_of(image.itemsize):
-            return None
-        return codec
+        return encoder.encode(chunks)
 
     def _compress(self, data: Any) -> Any:
         for codec, _ in self.bytes_bytes:
             data = codec.encode(data)
         return data
-
-
-def _swap(dtype: np.dtype, image: np.dtype) -> int:
-    """How elements of ``dtype`` become the stored ``image``'s: 0 as they are, the
-    byte-swap unit when only the byte order differs, -1 when they need a cast."""
-    if dtype == image:
-        return 0
-    if dtype.newbyteorder() == image:
-        return swap_unit(dtype) or swap_unit(image)
-    return -1
 
 
 def _as_slice(s: Any) -> Any:

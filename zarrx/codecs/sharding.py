@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -32,6 +33,7 @@ from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.abc.store import ByteRange, Part, joined
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain, coerce_codec
+from zarrx.config import get as setting
 from zarrx.errors import CodecError, MetadataError
 from zarrx.runtime.elements import Elements, swap_unit
 from zarrx.runtime.executor import run_all
@@ -205,17 +207,15 @@ class ShardLayout:
         is the ``bytes`` codec alone, for fixed-size elements): the byte-swap unit that
         copies them into a native array (0: none). A shard's inner chunks are then placed
         by one kernel call (:meth:`place_all`). ``None``: each is decoded on its own."""
-        from zarrx.codecs.bytes import BytesCodec
-
         inner = self.inner
-        if inner.array_array or inner.bytes_bytes or not isinstance(inner.array_bytes, BytesCodec):
+        if inner.array_array or inner.bytes_bytes:
             return None
         dtype = self.spec.dtype
         if self.elements.variable or dtype.hasobject:
             return None
-        stored = inner.array_bytes.stored_dtype(inner.bytes_spec)
-        if stored.fields is not None and stored != dtype:  # records: NumPy swaps per field
-            return None
+        stored = inner.array_bytes.image_dtype(inner.bytes_spec)
+        if stored is None or (stored.fields is not None and stored != dtype):
+            return None  # (records: NumPy swaps them field by field)
         return swap_unit(stored)
 
     def place_all(self, shard: Any, index: np.ndarray, out: np.ndarray,
@@ -237,6 +237,47 @@ class ShardLayout:
                          start, step)
         except ValueError as e:
             raise CodecError(str(e).removeprefix("place_chunks: ")) from None
+        return True
+
+    @cached_property
+    def _whole_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per inner chunk of :attr:`whole_plan`: its selection (all of it) and where it
+        goes in the shard, as :meth:`BatchDecoder.place` takes them."""
+        n, ndim = len(self.whole_plan), len(self.chunk_shape)
+        shape = np.array(self.chunk_shape, np.int64)
+        at = np.array([p.coords for p in self.whole_plan], np.int64).reshape(n, ndim)
+        return (np.zeros((n, ndim), np.int64), np.ones((n, ndim), np.int64),
+                np.tile(shape, (n, 1)), at * shape)
+
+    def place_stored(self, shard: Any, index: np.ndarray, out: np.ndarray) -> bool:
+        """Every inner chunk of the stored ``shard`` (``index``: decoded and checked)
+        decoded into its place in ``out`` (the shard's shape and dtype, any strides) by
+        the inner chain's batch decoder, one call per share of the inner chunks (a share
+        per thread, on the pool when this shard is the only work: ``run_all``); ``False``,
+        having done nothing, when the chain has none."""
+        decoder = self.inner.batch_decoder
+        if decoder is None or out.dtype != self.spec.dtype:
+            return False
+        entries = index.reshape(-1, 2)
+        absent = entries[:, 0] == EMPTY
+        sizes = np.where(absent, -1, entries[:, 1].astype(np.int64))
+        offsets = np.where(absent, 0, entries[:, 0].astype(np.int64))
+        which = np.zeros(len(sizes), np.int64)
+        starts, steps, counts, outs = self._whole_geometry
+        shares = max(1, min(setting("threads"), len(sizes)))
+        bounds = np.linspace(0, len(sizes), shares + 1).astype(int).tolist()
+
+        def place_share(share: tuple[int, int]) -> None:
+            lo, hi = share
+            try:
+                decoder.place([shard], which[lo:hi], offsets[lo:hi], sizes[lo:hi],
+                              starts[lo:hi], steps[lo:hi], counts[lo:hi], outs[lo:hi], out,
+                              self.elements.fill)
+            except CodecError as e:
+                where = "?" if e.chunk is None else self.whole_plan[lo + e.chunk].coords
+                raise type(e)(f"inner chunk {where}: {e}") from None
+
+        run_all(place_share, list(pairwise(bounds)))
         return True
 
     def place(self, p: ChunkProjection, chunk: Any, out: np.ndarray) -> None:
@@ -266,6 +307,8 @@ class ShardingCodec(ArrayBytesCodec):
     index_location: str = "end"
 
     name: ClassVar[str] = "sharding_indexed"
+    #: :meth:`decode_into` puts each inner chunk straight into its place.
+    writes_any_layout: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         where = "codec 'sharding_indexed'"
@@ -382,11 +425,15 @@ class ShardingCodec(ArrayBytesCodec):
 
     def decode_into(self, data: Buffer, spec: ChunkSpec, out: np.ndarray) -> None:
         """Decode the shard into ``out`` (its shape, any strides): each inner chunk goes
-        straight to its place, with no shard-sized buffer in between. (An array whose
-        codecs are this codec alone is read by the engine inner chunk by inner chunk;
-        this serves sharding nested in a shard or inside a longer chain.)"""
+        straight to its place, with no shard-sized buffer in between, all in one kernel
+        call where the inner chain has a batch decoder (:meth:`ShardLayout.place_stored`).
+        (An array whose codecs are this codec alone is read by the engine inner chunk by
+        inner chunk; this serves sharding nested in a shard or inside a longer chain.)"""
         layout = self.layout(spec)
-        stored = layout.stored(data, layout.index_of(data))
+        index = layout.index_of(data)
+        if layout.place_stored(data, index, out):
+            return
+        stored = layout.stored(data, index)
 
         def place_one(p: ChunkProjection) -> None:
             layout.place(p, stored.get(p.coords), out)
@@ -400,13 +447,17 @@ class ShardingCodec(ArrayBytesCodec):
         layout = self.layout(spec)
         plan = layout.whole_plan
         encoded: dict[tuple[int, ...], Any] = {}
+        shares = max(1, min(setting("threads"), len(plan)))
+        bounds = np.linspace(0, len(plan), shares + 1).astype(int).tolist()
 
-        def encode_one(p: ChunkProjection) -> None:
-            region = chunk[p.out_selection]
-            if not layout.elements.is_fill(region):
-                encoded[p.coords] = layout.inner.encode(region)
+        def encode_share(share: tuple[int, int]) -> None:
+            """A share of the inner chunks, those not all fill encoded in one run."""
+            regions = [(p, chunk[p.out_selection]) for p in plan[share[0]:share[1]]]
+            stored = [(p, r) for p, r in regions if not layout.elements.is_fill(r)]
+            made = layout.inner.encode_many([r for _, r in stored])
+            encoded.update((p.coords, data) for (p, _), data in zip(stored, made))
 
-        run_all(encode_one, plan)  # concurrently when this is the only shard
+        run_all(encode_share, list(pairwise(bounds)))  # concurrently when the only shard
         return layout.assemble(encoded)
 
     def max_encoded_size(self, spec: ChunkSpec) -> int | None:

@@ -15,6 +15,11 @@ Decoders never trust sizes in the data: ``Frame_Content_Size`` is read here, ref
 it exceeds ``max_size`` or what the frame's blocks could hold, and only then is an output
 buffer of that size allocated and handed to libzstd (through numcodecs, without the GIL).
 
+Batches (:meth:`ZstdCodec.native_step`): the batch kernels call numcodecs' libzstd by
+address (:mod:`zarrx.codecs.libraries`): ``ZSTD_decompressDCtx`` into the chunk's image,
+never past its size, and ``ZSTD_compress2`` with the level and checksum flag numcodecs
+sets, so the frames are numcodecs' own; one context serves all the chunks of a call.
+
 Configuration example::
 
     >>> codec = ZstdCodec.from_config({"level": 0, "checksum": False})
@@ -34,7 +39,9 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from zarrx import imports
-from zarrx.abc.codec import Buffer, BytesBytesCodec
+from zarrx._core.steps import FUNCTIONS, zstd_context
+from zarrx.abc.codec import Buffer, BytesBytesCodec, NativeStep
+from zarrx.codecs import libraries
 from zarrx.codecs.bytes import as_byte_view
 from zarrx.errors import CodecError, MetadataError
 
@@ -280,6 +287,19 @@ class ZstdCodec(BytesBytesCodec):
                 f"codec 'zstd': the data decompresses to {result.nbytes} bytes, expected {nbytes}"
             )
         target[:] = result
+
+    def native_step(self) -> NativeStep | None:
+        """libzstd's functions from numcodecs' extension, when
+        :func:`zarrx.codecs.libraries.find` has them."""
+        lib = libraries.find("zstd")
+        if lib is None:
+            return None
+        context = zstd_context(
+            lib["ZSTD_createDCtx"], lib["ZSTD_freeDCtx"], lib["ZSTD_decompressDCtx"],
+            lib["ZSTD_createCCtx"], lib["ZSTD_freeCCtx"], lib["ZSTD_CCtx_setParameter"],
+            lib["ZSTD_compress2"], lib["ZSTD_isError"], self.level, self.checksum)
+        decode, encode, release = FUNCTIONS["zstd"]
+        return NativeStep(decode, encode, context.address, release, context)
 
     def max_encoded_size(self, n: int) -> int:
         # ZSTD_COMPRESSBOUND(n) from zstd.h: it covers the frame header and checksum.
