@@ -365,9 +365,6 @@ class KeepName(BytesBytesCodec):
     def decode(self, data: Buffer, max_size: int | None) -> Buffer:
         return self.inner.decode(data, max_size)
 
-    def decode_into(self, data: Buffer, out: Buffer) -> None:
-        self.inner.decode_into(data, out)
-
     def max_encoded_size(self, n: int) -> int:
         return self.inner.max_encoded_size(n)
 
