@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 import zarrx
 from zarrx.abc.codec import ChunkSpec
-from zarrx.abc.store import ByteRange
+from zarrx.abc.store import ByteRange, answer_rounds
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.runtime.plan import plan
 from zarrx.selection.layout import Layout
 from zarrx.selection.numpy_index import numpy_transform
 from zarrx.storage import LocalStore, MemoryStore
+from zarrx.testing.rounds import Noted
 from zarrx.testing.selections import (
     assigned_values,
     numpy_indices,
@@ -47,6 +48,10 @@ class Recording(MemoryStore):
 
     def get_many(self, requests: Any) -> list[bytes | None]:
         return [self.get(k, r) for k, r in requests]
+
+    def read_rounds(self, reads: Any) -> None:
+        for key, reader in reads:  # each round's ranges noted, as a store of ranges reads
+            answer_rounds(Noted(reader, key, self.reads), key, MemoryStore.get(self, key))
 
 
 def _array(store: Any, location: str = "end", **kwargs: Any) -> Any:

@@ -5,14 +5,13 @@ chunk by inner chunk (:mod:`.shards`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarrx._core.memory import empty_aligned
-from zarrx.abc.store import ByteRange
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.shards import read_shards
@@ -107,43 +106,16 @@ def _partial_reads(
 
 
 def _fetch(cs: ChunkStore, keys: list[str], parts: list[PartialRead | None] | None) -> list[Any]:
-    """A batch's values from a store with batched reads: the whole chunks' values and the
-    partial reads' first ranges in one ``get_many``, then each further round of the
-    partial reads in one more. A partial read stands in for its value."""
+    """A batch's values from a store with batched reads: the whole chunks' values in one
+    ``get_many``, the partial reads' rounds in one ``read_rounds`` (each round of them all
+    at once, every round of one chunk from one version of it). A partial read stands in
+    for its value."""
     if parts is None:
         return list(cs.store.get_many([(k, None) for k in keys]))
     whole = [(k, None) for k, p in zip(keys, parts) if p is None]
-    pending = [(k, p) for k, p in zip(keys, parts) if p is not None]
-    values = cs.store.get_many(whole + _requests(pending))
-    answers = iter(values[: len(whole)])
-    _rounds(cs, pending, values[len(whole) :])
-    return [next(answers) if p is None else p for p in parts]
-
-
-def _requests(pending: list[tuple[str, PartialRead]]) -> list[tuple[str, ByteRange | None]]:
-    """The next round's requests of ``pending`` partial reads."""
-    return [(key, r) for key, p in pending for r in p.ranges()]
-
-
-def _rounds(
-    cs: ChunkStore, pending: list[tuple[str, PartialRead]], values: Sequence[bytes | None]
-) -> None:
-    """Hand ``values`` (the answers to the pending reads' ranges, in order) to the partial
-    reads, then read the next ranges of those that need more, all in one ``get_many``
-    per round. A read that fails keeps its error (``failed``): its chunk is read whole."""
-    while pending:
-        at = 0
-        for _, p in pending:
-            count = len(p.pending)
-            try:
-                p.receive(values[at : at + count])
-            except CodecError as e:
-                p.failed = e
-            at += count
-        requests = _requests(pending)
-        pending = [(k, p) for k, p in pending if p.pending]
-        if requests:
-            values = cs.store.get_many(requests)
+    values = iter(cs.store.get_many(whole) if whole else ())
+    cs.store.read_rounds([(k, p) for k, p in zip(keys, parts) if p is not None])
+    return [next(values) if p is None else p for p in parts]
 
 
 def _assemble(
@@ -158,7 +130,7 @@ def _assemble(
 ) -> None:
     """Decode chunk ``i`` of ``batch`` into its place in ``out``. Stores without batched
     reads are read here, in the worker, so each value is used and freed at once. A
-    partial read that fails (a truncated, corrupt or changed value) is followed by a
+    partial read that fails (a truncated or corrupt value) is followed by a
     whole read, which gives the chunk, or the error a whole read gives."""
     key = keys[i]
     try:
@@ -186,7 +158,7 @@ def _place_part(
     """Finish the partial read ``p`` of chunk ``i`` (its rounds, when the worker reads)
     and place it; ``False``, having written nothing, when it failed."""
     if unread:
-        _rounds(cs, [(key, p)], cs.store.get_many(_requests([(key, p)])))
+        cs.store.read_rounds([(key, p)])
     if p.failed is not None:
         return False
     try:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from zarrx import config
-from zarrx.abc.store import ByteRange, Store, Value
+from zarrx.abc.store import ByteRange, RangeReader, Store, Value
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrx.stores.keys import LOCK_PREFIX
 
@@ -152,6 +152,31 @@ class Scripted:
     def restart(self) -> None:
         self.received.clear()
         self.restarts += 1
+
+
+class Noted:
+    """A reader passed on with its rounds' ranges noted in ``requests`` as ``(key, range)``
+    (what a store that reads ranges would fetch), and ``after(round)`` run after each
+    round it receives (a test's writer, say)."""
+
+    def __init__(self, reader: RangeReader, key: str, requests: list[Any],
+                 after: Callable[[int], None] | None = None) -> None:
+        self.reader, self.key, self.requests, self.after = reader, key, requests, after
+        self.round = 0
+
+    def ranges(self) -> Sequence[ByteRange]:
+        ranges = self.reader.ranges()
+        self.requests.extend((self.key, r) for r in ranges)
+        return ranges
+
+    def receive(self, values: Sequence[Value | None]) -> None:
+        self.reader.receive(values)
+        self.round += 1
+        if self.after is not None:
+            self.after(self.round)
+
+    def restart(self) -> None:
+        self.reader.restart()
 
 
 def _rounds(*rounds: Sequence[ByteRange]) -> Callable[[list[Any]], Sequence[ByteRange]]:
