@@ -308,6 +308,13 @@ class RoundTests:
         assert reader.received == [[want], [VALUE[:2], want]]
         assert reader.received[0] == [store.get("v", asked)]
 
+    def test_read_rounds_of_an_empty_value(self, store: Store) -> None:
+        store.set("e", b"")
+        asked = [ByteRange(0, 4), ByteRange(-3), ByteRange(5), ByteRange(0, 0)]
+        reader = Scripted(_rounds(asked, asked))
+        store.read_rounds([("e", reader)])
+        assert reader.received == [[b""] * 4] * 2
+
     def test_read_rounds_of_absent_keys(self, store: Store) -> None:
         store.set("a/b", b"x")
         for key in ("absent", "a", "a/b/c"):
