@@ -205,9 +205,9 @@ class Counters:
         for generation in range(1, generations + 1):
             counters = np.zeros(self.updaters, "<u8")
             # parts of several kinds: bytes, an array, a memoryview
-            self.store.atomic_set_parts(self.key, [
-                struct.pack("<Q", generation), counters[: self.updaters // 2],
-                memoryview(counters[self.updaters // 2:].tobytes())])
+            parts: list[Any] = [struct.pack("<Q", generation), counters[: self.updaters // 2],
+                                memoryview(counters[self.updaters // 2:].tobytes())]
+            self.store.atomic_set_parts(self.key, parts)
             self.generation = generation
             seen = self._words(self.store.get(self.key))[0]
             if seen != generation:
@@ -343,7 +343,8 @@ class RoundTests:
 
     def test_read_rounds_refuse_bad_keys_and_ranges_first(self, store: Store) -> None:
         store.set("k", b"0123456789")
-        for bad in ("../x", "/a", "a//b", LOCK_PREFIX + "k", 3):
+        bad_keys: list[Any] = ["../x", "/a", "a//b", LOCK_PREFIX + "k", 3]
+        for bad in bad_keys:
             reader = Scripted(_rounds([ByteRange(0, 1)]))
             with pytest.raises(InvalidKeyError):
                 store.read_rounds([("k", reader), (bad, Scripted(_rounds([ByteRange(0, 1)])))])
