@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +20,7 @@ from tests.stores.s3 import BUCKET, PUBLIC, S3Server
 from tests.stores.test_obstore import s3_store
 from zarrx.abc.store import ByteRange, Store
 from zarrx.stores.fsspec import FsspecStore
-from zarrx.testing.rounds import Scripted, VersionReader, version_value
+from zarrx.testing.rounds import Scripted, VersionReader, expected, version_value
 
 KEYS = [f"k/{i}" for i in range(4)]
 
@@ -123,7 +127,9 @@ def test_empty_values_and_ranges_past_the_end(client: str, s3: S3Server, where: 
         assert reader.received == [want, want]
 
 
-def test_over_http_each_value_is_read_whole_once(s3: S3Server, where: str) -> None:
+def test_over_http_rounds_are_held_to_the_etag(s3: S3Server, where: str) -> None:
+    """The same objects read over plain HTTP: ranged GETs, every one after a key's first
+    with ``If-Match``; a value replaced between rounds restarts its reader."""
     writer = FsspecStore.from_url(f"s3://{PUBLIC}/{where}", storage_options=s3.options)
     for i, key in enumerate(KEYS):
         writer.set(key, version_value(i))
@@ -132,6 +138,51 @@ def test_over_http_each_value_is_read_whole_once(s3: S3Server, where: str) -> No
     with s3.recorder.watch() as seen:
         store.read_rounds(list(zip(KEYS, readers)))
     assert all(r.consistent() for r in readers)
+    assert [r.version for r in readers] == [0, 1, 2, 3]
     gets = [r for r in seen if r.method == "GET"]
-    assert sorted(r.path for r in gets) == sorted(f"/{PUBLIC}/{where}/{k}" for k in KEYS)
-    assert all(r.range is None for r in gets)
+    assert len(gets) == 4 * 5
+    assert all(r.range is not None for r in gets)
+    assert sum(r.condition is None for r in gets) == 4  # each key's first
+    replaced = VersionReader(
+        lambda r: writer.set(KEYS[0], version_value(9)) if r == 1 and not replaced.restarts
+        else None)
+    store.read_rounds([(KEYS[0], replaced)])
+    assert replaced.consistent()
+    assert (replaced.version, replaced.restarts) == (9, 1)
+
+
+@pytest.fixture
+def plain_web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A web server that knows neither ETags nor ranges (Python's own), serving a
+    directory."""
+    handler = partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_web_server_without_etags_is_read_whole(
+        plain_web: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a strong ETag there is no version to hold the rounds to: each value is
+    read whole, and every round answered from it."""
+    monkeypatch.setattr(SimpleHTTPRequestHandler, "log_message", lambda *args: None)
+    url, root = plain_web
+    for i, key in enumerate(KEYS):
+        (root / key).parent.mkdir(exist_ok=True)
+        (root / key).write_bytes(version_value(i))
+    store = FsspecStore.from_url(url)
+    readers = [VersionReader() for _ in KEYS]
+    store.read_rounds([*zip(KEYS, readers), ("k/absent", VersionReader())])
+    assert all(r.consistent() for r in readers)
+    assert [r.version for r in readers] == [0, 1, 2, 3]
+    asked = [ByteRange(0, 4), ByteRange(-3), ByteRange(20, 2), ByteRange(1 << 20)]
+    scripted = Scripted(lambda got: [] if got else asked)
+    store.read_rounds([(KEYS[1], scripted)])
+    value = version_value(1)
+    assert scripted.received == [[expected(value, r.start, r.length) for r in asked]]
