@@ -202,7 +202,7 @@ def _obstore_memory(_: Path) -> Any:
 
 @pytest.mark.parametrize(("make", "pause"), [
     (lambda path: LocalStore(path / "store"), 0), (lambda _: MemoryStore(), 0),
-    (_obstore_memory, 0.002),
+    (_obstore_memory, 0.005),
 ], ids=["local", "memory", "obstore"])
 def test_partial_blosc_reads_race_a_frame_flipping_writer(make: Any, pause: float,
                                                           tmp_path: Path) -> None:
