@@ -4,6 +4,7 @@ through the lock file; and the root's descriptor, closed once unused."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import threading
@@ -118,12 +119,13 @@ def test_rounds_close_every_file(store: LocalStore, fence: str) -> None:
             raise ValueError("bad index")
 
     store.read_rounds([("k", Scripted(lambda got: [] if got else [ByteRange(0, 1)]))])
+    gc.collect()  # files of stores an earlier test left to the collector
     before = _open_descriptors()
     for _ in range(20):
         with pytest.raises(ValueError, match="bad index"):
             store.read_rounds([("k", Refusing(lambda got: [ByteRange(0, 2)]))] * 4)
         store.read_rounds([("k", VersionReader()), ("absent", VersionReader())])
-    assert _open_descriptors() == before
+    assert _open_descriptors() <= before
 
 
 @pytest.mark.skipif(not _FDS.is_dir(), reason="counts descriptors in /proc/self/fd")
@@ -146,6 +148,7 @@ def test_a_root_replaced_many_times_leaves_no_descriptor(tmp_path: Path) -> None
         assert store.get_many([(k, None) for k in keys]) == [version_value(3)] * len(keys)
 
     cycle()  # the I/O threads started, the root's descriptor held
+    gc.collect()  # files of stores an earlier test left to the collector
     before = _open_descriptors()
     for _ in range(300):
         cycle()
