@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from obstore.store import MemoryStore as ObstoreMemory
 
 import zarrx
-from zarrx.abc.store import ByteRange, Store
+from zarrx.abc.store import ByteRange, Store, resolve_byte_range
 from zarrx.stores.cache import CacheStore
 from zarrx.stores.memory import MemoryStore
 from zarrx.stores.obstore import ObstoreStore
+from zarrx.testing.rounds import Scripted, VersionReader, version_value
 from zarrx.testing.stores import StoreTests
 
 
@@ -123,9 +124,82 @@ def test_least_recently_used_go_first() -> None:
     assert inner.reads == [("b", None)]
 
 
+class Ranged(Counting):
+    """A counting store that reads each round of a read in rounds as ranges of the one
+    value it held at the first round (as a store of files or objects does)."""
+
+    def read_rounds(self, reads: Any) -> None:
+        for key, reader in reads:
+            value = MemoryStore.get(self, key)
+            ranges = reader.ranges()
+            while ranges:
+                with self.count_lock:
+                    self.reads.extend((key, r) for r in ranges)
+                reader.receive([None if value is None else
+                                value[slice(*resolve_byte_range(r, len(value), key))]
+                                for r in ranges])
+                ranges = reader.ranges()
+
+
+def test_reads_in_rounds_are_answered_from_one_version() -> None:
+    inner = Ranged()
+    inner.set("v", version_value(1))
+    cache = CacheStore(inner, max_size=2**20)
+    first = VersionReader()
+    cache.read_rounds([("v", first)])
+    asked = len(inner.reads)
+    assert asked == 5  # the head; middle, suffix, tail; a place
+    again = VersionReader()
+    cache.read_rounds([("v", again)])  # the same rounds: the kept answers
+    assert len(inner.reads) == asked
+    assert again.consistent()
+    assert (again.version, again.restarts) == (1, 0)
+    wrapped = inner.get("v") or b""
+    inner.set("v", version_value(2))  # past the cache: it keeps what it saw, one version
+    kept = VersionReader()
+    cache.read_rounds([("v", kept)])
+    assert kept.consistent()
+    assert kept.version == 1
+    other = Scripted(lambda got: [] if len(got) == 2 else [ByteRange(0, 16)] if not got
+                     else [ByteRange(100, 8)])  # the same head, another second round
+    cache.read_rounds([("v", other)])
+    assert other.restarts == 1  # answered from the cache in part, then read again
+    assert other.received == [[inner.get("v", ByteRange(0, 16))],
+                              [inner.get("v", ByteRange(100, 8))]]
+    cache.set("v", version_value(3))  # through the cache: what it kept is dropped
+    fresh = VersionReader()
+    cache.read_rounds([("v", fresh)])
+    assert fresh.version == 3
+    assert cache.size <= 2**20
+    cache.clear()
+    assert cache.size == 0
+    inner.set("w", wrapped)
+    assert cache.get("w") == wrapped  # a whole value cached: it answers every round
+    inner.reads.clear()
+    whole = VersionReader()
+    cache.read_rounds([("w", whole), ("absent", VersionReader())])
+    cache.read_rounds([("absent", VersionReader())])  # absent: kept as such
+    assert whole.version == 1
+    assert inner.reads == [("absent", ByteRange(0, 16))]
+
+
+def test_a_read_in_rounds_overtaken_by_a_write_is_not_kept() -> None:
+    inner = Ranged()
+    inner.set("v", version_value(1))
+    cache = CacheStore(inner, max_size=2**20)
+    reader = VersionReader(lambda r: cache.set("v", version_value(2)) if r == 1 else None)
+    cache.read_rounds([("v", reader)])
+    assert reader.version == 1  # the wrapped store's one version
+    inner.reads.clear()
+    after = VersionReader()
+    cache.read_rounds([("v", after)])
+    assert after.version == 2
+    assert inner.reads  # nothing of the overtaken read was kept
+
+
 operations = st.lists(
     st.tuples(
-        st.sampled_from(["get", "range", "many", "set", "erase", "erase_prefix"]),
+        st.sampled_from(["get", "range", "many", "rounds", "set", "erase", "erase_prefix"]),
         st.sampled_from(["a", "b", "c/0", "c/1", "d"]),
         st.integers(0, 40),
     ),
@@ -150,6 +224,11 @@ def test_size_bound_and_coherence_under_any_operations(ops: Any, max_size: int) 
         elif op == "range":
             r = ByteRange(n - 20, n % 7 or None)
             assert cache.get(key, r) == inner.get(key, r)
+        elif op == "rounds":
+            asked = [ByteRange(n - 20, n % 7 or None), ByteRange(1, 3)]
+            reader = Scripted(lambda got, asked=asked: [] if len(got) == 2 else asked)
+            cache.read_rounds([(key, reader)])
+            assert reader.received == [[inner.get(key, r) for r in asked]] * 2
         else:
             asked = [(key, None), ("a", ByteRange(1, 2)), (key, ByteRange(-3))]
             assert cache.get_many(asked) == inner.get_many(asked)

@@ -99,7 +99,8 @@ def resolve_byte_range(byte_range: ByteRange, size: int, key: str) -> tuple[int,
     from the end: alone it is a suffix (the last ``-start`` bytes).
     """
     start, length = byte_range.start, byte_range.length
-    validate_byte_range(byte_range, key)
+    if length is not None and length < 0:
+        validate_byte_range(byte_range, key)  # raises
     start = max(size + start, 0) if start < 0 else min(start, size)
     stop = size if length is None else min(start + length, size)
     return start, stop
@@ -222,12 +223,12 @@ class _Indexed:
 
     def __init__(self, head: ByteRange, then: Callable[[Any], Sequence[ByteRange]]) -> None:
         self.head, self.then = head, then
-        self.restart()
-
-    def restart(self) -> None:
         self.asked: Sequence[ByteRange] | None = None
         self.values: list[Any] = []
         self.done = False
+
+    def restart(self) -> None:
+        self.asked, self.values, self.done = None, [], False
 
     def ranges(self) -> Sequence[ByteRange]:
         if self.asked is None:

@@ -16,12 +16,14 @@ last are at most :data:`MAX_SHARE` of it. Those bytes are read as one range (an
 uncompressed chunk), or the blocks they fall in are (blosc, after a first read of the
 header and block starts); a chunk the selection touches more of is read whole.
 
+A partial read is a :class:`~zarrx.abc.store.RangeReader`: the store serves its rounds
+(:meth:`~zarrx.abc.store.Store.read_rounds`) from one version of the value, so the blocks
+decoded are those of the frame whose header was read, whatever a writer does meanwhile.
 Every answer is checked against the value's size (the chunk's, or the size its blosc
 header states; a one-byte probe of the end where no range reaches it), so a truncated
-chunk is refused as a whole read refuses it. The blosc header and block starts are read
-again after the blocks: a frame replaced between the two rounds (by a writer's rename)
-shows another header. On any such failure the engine reads the chunk whole instead, so a
-reader gets one version of the chunk, or the error a whole read gives.
+chunk is refused as a whole read refuses it: the read fails (:attr:`PartialRead.failed`)
+and the engine reads the chunk whole instead, which gives the chunk or the error a whole
+read gives.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.abc.store import ByteRange
+from zarrx.abc.store import ByteRange, Value
 from zarrx.errors import CodecError
 from zarrx.runtime.scratch import scratch
 
@@ -43,10 +45,6 @@ from zarrx.runtime.scratch import scratch
 MIN_CHUNK_BYTES = 64 * 1024
 #: A selection spanning more than this share of a chunk's decoded bytes reads it whole.
 MAX_SHARE = 0.25
-
-
-class Changed(CodecError):
-    """The value changed between the reads of one partial read: read the chunk whole."""
 
 
 #: A chunk already in memory (an inner chunk of a shard) is decoded in part when it holds
@@ -104,11 +102,12 @@ MERGE_GAP = 16 * 1024
 
 
 class PartialRead(ABC):
-    """One chunk read in part, in rounds: :meth:`ranges` says what to read next (nothing
-    once it has all it needs), :meth:`receive` takes those values, and the read then
-    decodes like a prepared chain (:meth:`decoded`, :meth:`decode_into`) for
-    :func:`zarrx.runtime.place.place_selection`, which copies the selection out of it.
-    Only the selected elements of the chunk it yields are meaningful.
+    """One chunk read in part, in rounds (a :class:`~zarrx.abc.store.RangeReader`):
+    :meth:`ranges` says what to read next (nothing once it has all it needs),
+    :meth:`receive` takes those values, and the read then decodes like a prepared chain
+    (:meth:`decoded`, :meth:`decode_into`) for :func:`zarrx.runtime.place.place_selection`,
+    which copies the selection out of it. Only the selected elements of the chunk it
+    yields are meaningful.
 
     What a round needs is a list of byte ranges; those close together are merged into one
     request (:data:`MERGE_GAP`). Where the value's size is known (the chunk's size, or the
@@ -121,14 +120,23 @@ class PartialRead(ABC):
                  start: int, stop: int) -> None:
         self.nbytes, self.dtype, self.shape = nbytes, dtype, shape
         self.start, self.stop = start, stop
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget everything received: the next :meth:`ranges` is the first round's."""
         #: The key is absent: the chunk is the fill value.
         self.absent = False
-        #: Why the read could not finish (a truncated or changed value): the engine then
-        #: reads the chunk whole, which says what is wrong if anything is.
+        #: Why the read could not finish (a truncated value): the engine then reads the
+        #: chunk whole, which says what is wrong if anything is.
         self.failed: CodecError | None = None
         self._asked: list[tuple[int, int]] = []  # the requests of the round
         self._needs: list[tuple[int, int]] = []  # the ranges of the round, in _next's order
         self._size: int | None = None  # the value's size, when known
+        self._forget()
+
+    @abstractmethod
+    def _forget(self) -> None:
+        """Forget what the rounds received (the subclass's state)."""
 
     #: The rule, for the chain to ask without importing this module each time.
     touched = staticmethod(touched_bytes)
@@ -142,21 +150,26 @@ class PartialRead(ABC):
         """The byte ranges to read next (``[]``: done), kept as :attr:`pending` until
         :meth:`receive` gets their values."""
         self._needs = [] if self.absent or self.failed else self._next()
-        # The request from the value's start goes last: a blosc header read again after
-        # the blocks shows whether the frame changed since its starts were read.
-        self._asked = sorted(_merged(self._needs), key=lambda r: r[0] == 0)
+        self._asked = _merged(self._needs)
         return self.pending
 
     @property
     def pending(self) -> list[ByteRange]:
         return [ByteRange(lo, hi - lo) for lo, hi in self._asked]
 
-    def receive(self, values: Sequence[bytes | None]) -> None:
+    def receive(self, values: Sequence[Value | None]) -> None:
         """The values of the last :meth:`ranges`, in order (``None``: the key is absent).
-        A value of another length than the value's size allows is a CodecError."""
+        A value of another length than the value's size allows fails the read
+        (:attr:`failed`)."""
         if any(v is None for v in values):
             self.absent = True
             return
+        try:
+            self._receive(values)
+        except CodecError as error:
+            self.failed = error
+
+    def _receive(self, values: Sequence[Value | None]) -> None:
         size = self._size
         for (lo, hi), value in zip(self._asked, values):
             expect = hi - lo if size is None else min(hi, size) - lo
@@ -231,6 +244,9 @@ class RawPartial(PartialRead):
 
     _data: Any = None
 
+    def _forget(self) -> None:
+        self._data = None
+
     def _next(self) -> list[tuple[int, int]]:
         self._size = self.nbytes
         if self._data is not None:
@@ -247,18 +263,18 @@ class RawPartial(PartialRead):
 
 class BloscPartial(PartialRead):
     """A chunk stored as ``bytes`` then ``blosc``: the frame's header and block starts,
-    then the blocks holding the selection, the probe of the frame's end, and the header
-    and starts again (to see that the frame is still the one whose starts were read)."""
-
-    _frame: Any = None
-    _parts: list[Any] | None = None
+    then the blocks holding the selection and the probe of the frame's end."""
 
     def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
         from zarrx.codecs import blosc
 
         self._blosc = blosc
-        self._prefix = blosc.frame_prefix(self.nbytes)
+        super().__init__(*args)
+
+    def _forget(self) -> None:
+        self._frame: Any = None
+        self._parts: list[Any] | None = None
+        self._prefix = self._blosc.frame_prefix(self.nbytes)
 
     def _next(self) -> list[tuple[int, int]]:
         if self._parts is not None:
@@ -267,8 +283,7 @@ class BloscPartial(PartialRead):
         if frame is None:
             return [(0, self._prefix)]  # the size is not known yet: a shorter answer is
             # the whole frame
-        blocks = frame.ranges(self.start, self.stop)
-        return [*_with_probe(blocks, frame.cbytes), (0, len(frame.head))]
+        return _with_probe(frame.ranges(self.start, self.stop), frame.cbytes)
 
     def _take(self, values: Sequence[Any]) -> None:
         if self._frame is None:
@@ -284,8 +299,6 @@ class BloscPartial(PartialRead):
                 self._frame = found
                 self._size = found.cbytes
             return
-        if values[-1] != self._frame.head:
-            raise Changed("the blosc frame changed while it was read")
         self._parts = list(values[: len(self._frame.ranges(self.start, self.stop))])
 
     def _fill(self, out: np.ndarray) -> None:

@@ -409,6 +409,13 @@ class CacheStore(Store):
         finally:
             self._lru.forget([key for key, _ in items])
 
+    def atomic_set_parts(self, key: str, parts: Sequence[Value] | None) -> None:
+        self._check_writable(validate_key(key))
+        try:
+            self.store.atomic_set_parts(key, parts)
+        finally:
+            self._lru.forget([key])
+
     def erase(self, key: str) -> None:
         self._check_writable(validate_key(key))
         try:

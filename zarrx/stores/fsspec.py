@@ -6,11 +6,11 @@ chunk reads, and :meth:`FsspecStore.get_many` issues them at once on fsspec's ev
 in flight). A byte range is one ranged GET (``Range: bytes=a-b``), a suffix (a shard's
 index at its end) is one ``Range: bytes=-n`` GET: no HEAD to learn the size first. Ranges
 of one value that lie close together in a batch are one GET (:mod:`zarrx.stores.ranges`).
-On ``s3``, reads in rounds (a shard's index, then its inner chunks) send each round of a
-batch's readers at once, every round after the first with ``If-Match`` the ETag the first
-answered with, so a value replaced between rounds restarts its reader
-(:mod:`zarrx.stores.versioned`); elsewhere each value is read whole once and its rounds
-answered from it.
+On ``s3`` and ``http(s)``, reads in rounds (a shard's index, then its inner chunks) send
+each round of a batch's readers at once, every round after the first with ``If-Match``
+the ETag the first answered with, so a value replaced between rounds restarts its reader
+(:mod:`zarrx.stores.versioned`); elsewhere, and from a web server that gives no strong
+ETag, each value is read whole once and its rounds answered from it.
 
 - Options reach the filesystem through ``storage_options`` as in zarr-python:
   ``FsspecStore.from_url("s3://bucket/x.zarr", storage_options={"endpoint_url": ...,
@@ -107,6 +107,11 @@ def _http_range(byte_range: ByteRange) -> str:
     if start < 0:
         return f"bytes={start}"  # the last -start bytes
     return f"bytes={start}-" if length is None else f"bytes={start}-{start + length - 1}"
+
+
+def _strong(tag: str | None) -> str | None:
+    """``tag`` if it is a strong ETag (``If-Match`` compares those only), else ``None``."""
+    return None if tag is None or tag.startswith("W/") else tag
 
 
 def _conflict(error: BaseException | None) -> bool:
@@ -320,16 +325,63 @@ class FsspecStore(Store):
         return self._run(self._size, self._full(key)) is not None
 
     def read_rounds(self, reads: Sequence[tuple[str, RangeReader]]) -> None:
-        """On ``s3``, each round of every reader at once, every round after the first with
-        ``If-Match`` the ETag the first answered with (:mod:`zarrx.stores.versioned`);
-        elsewhere the default: each value read whole once."""
+        """On ``s3`` and ``http(s)``, each round of every reader at once, every round
+        after the first with ``If-Match`` the ETag the first answered with
+        (:mod:`zarrx.stores.versioned`; a web server that gives no strong ETag: each value
+        read whole once); elsewhere the default: each value read whole once."""
         for key, _ in reads:  # refuse a bad batch before any request
             self._full(key)
-        if self._protocol not in _BOTOCORE:
+        if self._protocol in _BOTOCORE:
+            fetch = self._fetch_versioned
+        elif self._protocol in READ_ONLY_PROTOCOLS:
+            fetch = self._fetch_web
+        else:
             super().read_rounds(reads)
             return
-        versioned.serve(reads, self._fetch_versioned, lambda make: self._run(make),
-                        self.max_concurrency, self)
+        versioned.serve(reads, fetch, lambda make: self._run(make), self.max_concurrency, self)
+
+    async def _fetch_web(self, key: str, byte_range: ByteRange, version: Any
+                         ) -> tuple[bytes | None, Any]:
+        """:meth:`_fetch_versioned` from a web server: one ranged GET (or a HEAD for an
+        empty range) with ``If-Match``; a weak ETag is no version (``If-Match`` compares
+        strong ones)."""
+        fs = self._async_fs
+        kwargs = dict(fs.kwargs)
+        headers = dict(kwargs.pop("headers", None) or {})
+        if version is not None:
+            headers["If-Match"] = version
+        if byte_range.length != 0:
+            headers["Range"] = _http_range(byte_range)
+        session = await fs.set_session()
+        request = session.get if byte_range.length != 0 else session.head
+        try:
+            async with request(fs.encode_url(self._full(key)), headers=headers,
+                               **kwargs) as response:
+                data = await response.read()
+                status, tag = response.status, response.headers.get("ETag")
+                size = response.headers.get("Content-Range", "").rpartition("/")[2]
+        except Exception as error:
+            raise self._error("read", key, error) from error
+        if status == 412 or (status == 404 and version is not None):
+            raise versioned.Changed
+        if status == 404:
+            return None, None
+        if status == 416 and size.isdigit():  # a range past the end: b"" if it is empty
+            start, stop = resolve_byte_range(byte_range, int(size), key)
+            if start >= stop:  # (If-Match, when sent, held: it is evaluated first)
+                return b"", version if version is not None else _strong(tag)
+        if status >= 400:
+            raise self._error("read", key, OSError(f"HTTP {status}"))
+        tag = _strong(tag)
+        if version is not None and tag != version:
+            raise versioned.Changed
+        if byte_range.length == 0:
+            return b"", tag
+        if status != 206:  # the whole value: the server ignored Range
+            data = data[slice(*resolve_byte_range(byte_range, len(data), key))]
+        elif byte_range.start < 0 and byte_range.length is not None:
+            data = data[: byte_range.length]
+        return data, tag
 
     async def _fetch_versioned(self, key: str, byte_range: ByteRange, version: Any
                                ) -> tuple[bytes | None, Any]:

@@ -55,6 +55,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from zarrx._core.files import (
@@ -297,22 +298,22 @@ class LocalStore(Store):
         for key, _ in reads:
             validate_key(key)  # every key refused before any read
         with self._beneath_fd() as dirfd:
-
-            def serve(part: Sequence[tuple[str, RangeReader]]) -> None:
-                for key, reader in part:
-                    self._read_rounds(dirfd, key, reader)
-
             if len(reads) < 2 or not may_wait_for_pools():
-                serve(reads)
-                return
-            on_io_threads(serve, _slices(reads))
+                self._serve(dirfd, reads)
+            else:
+                on_io_threads(partial(self._serve, dirfd), _slices(reads))
+
+    def _serve(self, dirfd: int | None, reads: Sequence[tuple[str, RangeReader]]) -> None:
+        for key, reader in reads:
+            self._read_rounds(dirfd, key, reader)
 
     def _read_rounds(self, dirfd: int | None, key: str, reader: RangeReader) -> None:
         ranges = reader.ranges()
         if not ranges:
             return
         for byte_range in ranges:
-            validate_byte_range(byte_range, key)
+            if byte_range.length is not None and byte_range.length < 0:
+                validate_byte_range(byte_range, key)  # raises, before the file is opened
         fd: Any = _CHECK if dirfd is None else _beneath(dirfd, key, True)
         path = key
         if fd is _CHECK:

@@ -41,7 +41,7 @@ import builtins
 import errno
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
 from zarrx.abc.store import ByteRange, RangeReader, Snapshot, Store, as_bytes
@@ -104,6 +104,11 @@ def _request_range(byte_range: ByteRange) -> Any:
     if length is None:
         return {"offset": start}
     return (start, start + length)
+
+
+def _run_made(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """The coroutine ``make`` makes, run on the store loop."""
+    return aio.run(make())
 
 
 class ObstoreStore(Store):
@@ -237,8 +242,7 @@ class ObstoreStore(Store):
         (:mod:`zarrx.stores.versioned`)."""
         for key, _ in reads:  # refuse a bad batch before any request
             validate_key(key)
-        versioned.serve(reads, self._fetch_versioned, lambda make: aio.run(make()),
-                        self.max_concurrency, self)
+        versioned.serve(reads, self._fetch_versioned, _run_made, self.max_concurrency, self)
 
     async def _fetch_versioned(self, key: str, byte_range: ByteRange, version: Any
                                ) -> tuple[bytes | None, Any]:

@@ -20,7 +20,7 @@ asked), raising :class:`Changed` when the value is not (or no longer) ``version`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from functools import partial
 from typing import Any
 
@@ -38,7 +38,7 @@ from zarrx.stores.ranges import COALESCE_GAP, coalesced
 #: ``fetch(key, byte_range, version)``: see the module's docstring.
 Fetch = Callable[[str, ByteRange, Any], Awaitable[tuple[bytes | None, Any]]]
 #: Runs a coroutine made by the function it is given on the store's event loop.
-Run = Callable[[Callable[[], Awaitable[Any]]], Any]
+Run = Callable[[Callable[[], Coroutine[Any, Any, Any]]], Any]
 
 
 class Changed(Exception):
@@ -131,13 +131,15 @@ async def _answers(read: _Read, fetch: Fetch) -> Any:
     fetches, answer = coalesced([(key, r) for r in ranges], COALESCE_GAP)
     found = await asyncio.gather(*(fetch(key, r or _WHOLE, read.version) for _, r in fetches),
                                  return_exceptions=True)
-    if any(isinstance(f, Changed) for f in found):
-        return _CHANGED
+    answers: list[tuple[bytes | None, Any]] = []
     for f in found:
+        if isinstance(f, Changed):
+            return _CHANGED
         if isinstance(f, BaseException):
             raise f
-    values = [data for data, _ in found]
-    versions = {version for _, version in found}
+        answers.append(f)
+    values = [data for data, _ in answers]
+    versions = {version for _, version in answers}
     if read.version is not None:  # a later round: asked on condition, checked again
         if versions != {read.version} or any(v is None for v in values):
             return _CHANGED

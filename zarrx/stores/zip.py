@@ -41,6 +41,7 @@ import weakref
 import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from zarrx.abc.store import (
@@ -307,6 +308,11 @@ class _Archive:
         self.entries = {}
 
 
+def _read_ranges(archive: _Archive, entry: _Entry, key: str,
+                 ranges: Sequence[ByteRange]) -> list[bytes]:
+    return [archive.read(entry, r, key) for r in ranges]
+
+
 def _temporary(directory: str) -> tuple[int, str]:
     import tempfile
 
@@ -409,8 +415,7 @@ class ZipStore(Store):
                 if entry is None:
                     answer_rounds(reader, key, None, ranges)
                 else:
-                    read_each_round(reader, lambda asked, entry=entry, key=key: [
-                        archive.read(entry, r, key) for r in asked], ranges)
+                    read_each_round(reader, partial(_read_ranges, archive, entry, key), ranges)
 
     def exists(self, key: str) -> bool:
         validate_key(key)

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from zarrx import config
-from zarrx.abc.store import ByteRange, Store, Value
+from zarrx.abc.store import ByteRange, RangeReader, Store, Value
 from zarrx.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrx.stores.keys import LOCK_PREFIX
 
@@ -154,6 +154,31 @@ class Scripted:
         self.restarts += 1
 
 
+class Noted:
+    """A reader passed on with its rounds' ranges noted in ``requests`` as ``(key, range)``
+    (what a store that reads ranges would fetch), and ``after(round)`` run after each
+    round it receives (a test's writer, say)."""
+
+    def __init__(self, reader: RangeReader, key: str, requests: list[Any],
+                 after: Callable[[int], None] | None = None) -> None:
+        self.reader, self.key, self.requests, self.after = reader, key, requests, after
+        self.round = 0
+
+    def ranges(self) -> Sequence[ByteRange]:
+        ranges = self.reader.ranges()
+        self.requests.extend((self.key, r) for r in ranges)
+        return ranges
+
+    def receive(self, values: Sequence[Value | None]) -> None:
+        self.reader.receive(values)
+        self.round += 1
+        if self.after is not None:
+            self.after(self.round)
+
+    def restart(self) -> None:
+        self.reader.restart()
+
+
 def _rounds(*rounds: Sequence[ByteRange]) -> Callable[[list[Any]], Sequence[ByteRange]]:
     return lambda received: rounds[len(received)] if len(received) < len(rounds) else []
 
@@ -180,9 +205,9 @@ class Counters:
         for generation in range(1, generations + 1):
             counters = np.zeros(self.updaters, "<u8")
             # parts of several kinds: bytes, an array, a memoryview
-            self.store.atomic_set_parts(self.key, [
-                struct.pack("<Q", generation), counters[: self.updaters // 2],
-                memoryview(counters[self.updaters // 2:].tobytes())])
+            parts: list[Any] = [struct.pack("<Q", generation), counters[: self.updaters // 2],
+                                memoryview(counters[self.updaters // 2:].tobytes())]
+            self.store.atomic_set_parts(self.key, parts)
             self.generation = generation
             seen = self._words(self.store.get(self.key))[0]
             if seen != generation:
@@ -283,6 +308,13 @@ class RoundTests:
         assert reader.received == [[want], [VALUE[:2], want]]
         assert reader.received[0] == [store.get("v", asked)]
 
+    def test_read_rounds_of_an_empty_value(self, store: Store) -> None:
+        store.set("e", b"")
+        asked = [ByteRange(0, 4), ByteRange(-3), ByteRange(5), ByteRange(0, 0)]
+        reader = Scripted(_rounds(asked, asked))
+        store.read_rounds([("e", reader)])
+        assert reader.received == [[b""] * 4] * 2
+
     def test_read_rounds_of_absent_keys(self, store: Store) -> None:
         store.set("a/b", b"x")
         for key in ("absent", "a", "a/b/c"):
@@ -311,7 +343,8 @@ class RoundTests:
 
     def test_read_rounds_refuse_bad_keys_and_ranges_first(self, store: Store) -> None:
         store.set("k", b"0123456789")
-        for bad in ("../x", "/a", "a//b", LOCK_PREFIX + "k", 3):
+        bad_keys: list[Any] = ["../x", "/a", "a//b", LOCK_PREFIX + "k", 3]
+        for bad in bad_keys:
             reader = Scripted(_rounds([ByteRange(0, 1)]))
             with pytest.raises(InvalidKeyError):
                 store.read_rounds([("k", reader), (bad, Scripted(_rounds([ByteRange(0, 1)])))])
