@@ -85,7 +85,16 @@ def test_partial_write_reencodes_only_the_touched_inner_chunks(
         encoded.append(self.spec.shape)
         return real_encode(self, chunk)
 
+    real_many = PreparedChain.encode_many
+
+    def encode_many(self: PreparedChain, chunks: list[np.ndarray]) -> Any:
+        encoded.extend([self.spec.shape] * len(chunks))
+        with monkeypatch.context() as inside:  # (one chunk counted once)
+            inside.setattr(PreparedChain, "encode", real_encode)
+            return real_many(self, chunks)
+
     monkeypatch.setattr(PreparedChain, "encode", encode)
+    monkeypatch.setattr(PreparedChain, "encode_many", encode_many)
     a[5:10, 5:10] = -7  # inner chunk (1, 1), covered whole
     a[12, 3] = -8  # part of inner chunk (2, 0): read, modified, written
     data[5:10, 5:10] = -7

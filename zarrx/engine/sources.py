@@ -75,7 +75,8 @@ class Fetched:
         n = len(values)
         sizes = np.array([-1 if v is None else PART if not hasattr(v, "__len__") else len(v)
                           for v in values], dtype=np.int64)
-        return cls(lo, list(values), np.arange(n, dtype=np.int64), np.zeros(n, np.int64), sizes)
+        sources = [b"" if v is None else v for v in values]  # (every source a buffer)
+        return cls(lo, sources, np.arange(n, dtype=np.int64), np.zeros(n, np.int64), sizes)
 
     @classmethod
     def joined(cls, parts: Sequence[Fetched]) -> Fetched:
