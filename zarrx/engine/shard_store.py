@@ -47,7 +47,8 @@ _EMPTY_INT = 2**64 - 1
 # One inner chunk (a small read): its entry's arrays, shared (never written).
 _ONE_STORED = np.zeros(1, np.int64)
 _ONE_ABSENT = (np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(0, np.int64))
-for _shared in (_ONE_STORED, *_ONE_ABSENT):
+_ONE_BOUNDS = np.array([0, 1], dtype=np.int64)
+for _shared in (_ONE_STORED, _ONE_BOUNDS, *_ONE_ABSENT):
     _shared.flags.writeable = False
 
 
@@ -73,6 +74,9 @@ class ShardChunks(ChunkSource):
                         for level in self.levels]
         self._inner = innermost
         self._shape = np.asarray(cs.meta.shape, dtype=np.int64)
+        # A shard no larger than what a request's latency is worth is read whole: one
+        # request instead of two (its index, then its ranges).
+        self.cheap = outer.spec.nbytes + outer.index_nbytes <= cs.store.read_latency_bytes
         self._shard_shape = tuple(outer.spec.shape)
         self._chunk_shape = tuple(innermost.tolist())
         self._array_shape = tuple(cs.meta.shape)
@@ -114,6 +118,8 @@ class ShardChunks(ChunkSource):
         return found
 
     def reads(self, batch: ChunkBatch, chains: list[PreparedChain]) -> Reads:
+        if len(batch) == 1 and len(self.levels) == 1:
+            return _OneRead(self, batch)  # a small read: Python integers throughout
         return _ShardReads(self, batch)
 
     def commits(self, batch: ChunkBatch, chains: list[PreparedChain], whole: np.ndarray,
@@ -143,13 +149,13 @@ class _ShardReads(Reads):
         held = source.held(batch.unit_coords).tolist()
         flats = source.flats(batch.coords)
         gap = COALESCE_GAP if self.store.batched_reads else 0
-        # A shard no larger than what a request's latency is worth is read whole: one
-        # request instead of two (its index, then its ranges).
-        small = source.layout.spec.nbytes + source.layout.index_nbytes
-        cheap = small <= self.store.read_latency_bytes
+        if len(batch) == 1:  # (a small read)
+            self.reads = [ShardRead(source, self.keys[0], 0, flats,
+                                    source.cheap or _read_whole(1, held[0]), gap)]
+            return
         self.reads = [
             ShardRead(source, key, bounds[u], [f[bounds[u]:bounds[u + 1]] for f in flats],
-                      cheap or _read_whole(counts[u], held[u]), gap)
+                      source.cheap or _read_whole(counts[u], held[u]), gap)
             for u, key in enumerate(self.keys)
         ]
 
@@ -169,6 +175,103 @@ class _ShardReads(Reads):
         local = tuple((self._coords[i] % self.source.per).tolist())
         return type(e)(f"{self.node}: chunk {self.key(i)!r} could not be decoded: inner "
                        f"chunk {local}: {e}")
+
+
+class _OneRead(Reads):
+    """The reads of a batch of one inner chunk (a small read) — :class:`_ShardReads` and
+    :class:`ShardRead` for that case, with Python integers instead of arrays: the shard's
+    index (or the whole shard, where a request costs more than its bytes), then the inner
+    chunk's bytes, from one version of the shard."""
+
+    bounds = _ONE_BOUNDS
+
+    def __init__(self, source: ShardChunks, batch: ChunkBatch) -> None:
+        self.source, self.node = source, source.cs.node
+        coords = batch.coords[0].tolist()
+        tiles = source.tiles
+        shard = tuple(c // n for c, n in zip(coords, tiles))
+        self._key = source.cs.key(shard)
+        flat = 0
+        for c, n in zip(coords, tiles):
+            flat = flat * n + c % n
+        self._flat = flat
+        self._local = tuple(c % n for c, n in zip(coords, tiles))
+        held = 1
+        for c, s, k, m in zip(shard, source._shard_shape, source._chunk_shape,
+                              source._array_shape):
+            held *= -(-min(s, m - c * s) // k)
+        self._whole = source.cheap or held == 1
+        self.restart()
+
+    # -- the RangeReader the store serves ---------------------------------------------
+    def restart(self) -> None:
+        self._round = 0
+        self._entry: tuple[int, int] | None = None
+        self._value: Any = None
+        self._asked: list[ByteRange] = []
+
+    def ranges(self) -> Sequence[ByteRange]:
+        if self._round == 0:
+            layout = self.source.layout
+            self._asked = [ByteRange(0) if self._whole else layout.index_range]
+        elif self._round == 1 and self._entry is not None:
+            self._asked = [ByteRange(*self._entry)]
+        else:
+            self._asked = []
+        return self._asked
+
+    def receive(self, values: Sequence[Any]) -> None:
+        source = self.source
+        if len(values) != len(self._asked):
+            raise source.named(
+                self._key, f"the data read is truncated: the store answered {len(values)} "
+                f"of {len(self._asked)} reads of the shard")
+        (value,) = values
+        if self._round == 1:
+            assert self._entry is not None
+            if value is None or len(value) != self._entry[1]:
+                got = 0 if value is None else len(value)
+                start, size = self._entry
+                raise source.named(
+                    self._key, f"inner chunk {self._local} is truncated: bytes {start}-"
+                    f"{start + size} of the shard were asked for, {got} came back")
+            self._value, self._round = value, 2
+            return
+        self._round = 1
+        if value is None:
+            return  # an absent shard: the fill value
+        layout = source.layout
+        try:
+            index = layout.index_of(value) if self._whole else layout.decode_index(value, None)
+        except CodecError as e:
+            raise source.named(self._key, e) from None
+        offset, size = index.reshape(-1, 2)[self._flat].tolist()
+        if offset == _EMPTY_INT:
+            return
+        if offset >= 2**62 or size >= 2**62:
+            raise source.named(self._key, f"shard index entry of inner chunk {self._local} "
+                               "is not a valid byte range")
+        if self._whole:
+            self._value = memoryview(value).cast("B")[offset:offset + size]
+            self._round = 2
+        else:
+            self._entry = (offset, size)
+
+    # -- the Reads the engine asks -------------------------------------------------------
+    def fetch_all(self) -> Fetched:
+        return self.fetch(0)
+
+    def fetch(self, u: int) -> Fetched:
+        self.restart()
+        self.source.cs.store.read_rounds([(self._key, self)])
+        return Fetched.one(self._value)
+
+    def key(self, i: int) -> str:
+        return self._key
+
+    def named(self, i: int, e: CodecError) -> CodecError:
+        return type(e)(f"{self.node}: chunk {self._key!r} could not be decoded: inner "
+                       f"chunk {self._local}: {e}")
 
 
 def _read_whole(needed: int, held: int) -> bool:
@@ -269,6 +372,9 @@ class ShardRead:
         except CodecError as e:
             raise self.source.named(self.key, e) from None
         members = step.members
+        if len(members) == 1:  # (a small read: Python integers cost less than NumPy calls)
+            self._receive_entry(step, levels, index)
+            return
         flat = self.flats[step.level][members]
         entries = index.reshape(-1, 2)[flat]
         offsets, sizes = entries[:, 0], entries[:, 1]
@@ -303,6 +409,29 @@ class ShardRead:
         chunks = _Step(step.level, members, step.start, step.size, "chunks")
         chunks.what, chunks.pending = self._merged(members, offs, lens)
         self._steps.append(chunks)
+
+    def _receive_entry(self, step: _Step, levels: list[ShardLayout], index: np.ndarray) -> None:
+        """:meth:`_receive_index` of one chunk's entry."""
+        member = int(step.members[0])
+        offset, size = index.reshape(-1, 2)[int(self.flats[step.level][member])].tolist()
+        if offset == _EMPTY_INT:
+            return
+        if offset >= 2**62 or size >= 2**62:
+            raise self.source.named(self.key, f"shard index entry of inner chunk "
+                                    f"{self._coords(member)} is not a valid byte range")
+        offset += step.start
+        if step.level + 1 < len(levels):
+            self._steps.append(_Step(step.level + 1, step.members, offset, size, "index"))
+        elif self._local is not None:
+            if not self._sources:
+                self._sources.append(self._local)
+            self._which[member], self._offsets[member], self._sizes[member] = 0, offset, size
+        else:
+            chunks = _Step(step.level, step.members, step.start, step.size, "chunks")
+            at = np.array([offset], np.int64)
+            chunks.what = [ByteRange(offset, size)]
+            chunks.pending = (step.members, _ONE_STORED, at, np.array([size], np.int64), at)
+            self._steps.append(chunks)
 
     def _merged(self, members: np.ndarray, offs: np.ndarray, lens: np.ndarray
                 ) -> tuple[list[ByteRange], tuple[np.ndarray, ...]]:

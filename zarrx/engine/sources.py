@@ -55,6 +55,8 @@ class ChunkStore(Protocol):
 
     def keys(self, coords: np.ndarray) -> list[str]: ...
 
+    def key(self, coords: tuple[int, ...]) -> str: ...
+
 
 class Fetched:
     """The stored values of the batch's chunks ``lo`` to ``lo + len(sizes)``: chunk ``i``'s
@@ -77,6 +79,13 @@ class Fetched:
                           for v in values], dtype=np.int64)
         sources = [b"" if v is None else v for v in values]  # (every source a buffer)
         return cls(lo, sources, np.arange(n, dtype=np.int64), np.zeros(n, np.int64), sizes)
+
+    @classmethod
+    def one(cls, value: Any) -> Fetched:
+        """The value of a batch of one chunk (``None``: absent)."""
+        if value is None:
+            return cls(0, [b""], _ZERO, _ZERO, _ABSENT)
+        return cls(0, [value], _ZERO, _ZERO, np.array([len(value)], dtype=np.int64))
 
     @classmethod
     def joined(cls, parts: Sequence[Fetched]) -> Fetched:
@@ -107,6 +116,11 @@ class Fetched:
     def plain(self) -> bool:
         """No partial read among them (the batch kernel takes the values as they are)."""
         return not (self.sizes == PART).any()
+
+
+_ZERO = np.zeros(1, dtype=np.int64)
+_ABSENT = np.full(1, -1, dtype=np.int64)
+_ZERO.flags.writeable = _ABSENT.flags.writeable = False
 
 
 class Reads(ABC):
