@@ -44,12 +44,9 @@ if TYPE_CHECKING:
 
 _EMPTY = np.uint64(2**64 - 1)
 _EMPTY_INT = 2**64 - 1
-# One inner chunk (a small read): its entry's arrays, shared (never written).
-_ONE_STORED = np.zeros(1, np.int64)
-_ONE_ABSENT = (np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(0, np.int64))
+# The units of a batch of one chunk (a small read), shared (never written).
 _ONE_BOUNDS = np.array([0, 1], dtype=np.int64)
-for _shared in (_ONE_STORED, _ONE_BOUNDS, *_ONE_ABSENT):
-    _shared.flags.writeable = False
+_ONE_BOUNDS.flags.writeable = False
 
 
 class ShardChunks(ChunkSource):
@@ -372,9 +369,6 @@ class ShardRead:
         except CodecError as e:
             raise self.source.named(self.key, e) from None
         members = step.members
-        if len(members) == 1:  # (a small read: Python integers cost less than NumPy calls)
-            self._receive_entry(step, levels, index)
-            return
         flat = self.flats[step.level][members]
         entries = index.reshape(-1, 2)[flat]
         offsets, sizes = entries[:, 0], entries[:, 1]
@@ -410,36 +404,10 @@ class ShardRead:
         chunks.what, chunks.pending = self._merged(members, offs, lens)
         self._steps.append(chunks)
 
-    def _receive_entry(self, step: _Step, levels: list[ShardLayout], index: np.ndarray) -> None:
-        """:meth:`_receive_index` of one chunk's entry."""
-        member = int(step.members[0])
-        offset, size = index.reshape(-1, 2)[int(self.flats[step.level][member])].tolist()
-        if offset == _EMPTY_INT:
-            return
-        if offset >= 2**62 or size >= 2**62:
-            raise self.source.named(self.key, f"shard index entry of inner chunk "
-                                    f"{self._coords(member)} is not a valid byte range")
-        offset += step.start
-        if step.level + 1 < len(levels):
-            self._steps.append(_Step(step.level + 1, step.members, offset, size, "index"))
-        elif self._local is not None:
-            if not self._sources:
-                self._sources.append(self._local)
-            self._which[member], self._offsets[member], self._sizes[member] = 0, offset, size
-        else:
-            chunks = _Step(step.level, step.members, step.start, step.size, "chunks")
-            at = np.array([offset], np.int64)
-            chunks.what = [ByteRange(offset, size)]
-            chunks.pending = (step.members, _ONE_STORED, at, np.array([size], np.int64), at)
-            self._steps.append(chunks)
-
     def _merged(self, members: np.ndarray, offs: np.ndarray, lens: np.ndarray
                 ) -> tuple[list[ByteRange], tuple[np.ndarray, ...]]:
         """The byte ranges of chunks ``members`` (at ``offs``, ``lens`` bytes), neighbours
         within the gap merged, and what places the chunks in their answers."""
-        if len(members) == 1:
-            return ([ByteRange(int(offs[0]), int(lens[0]))],
-                    (members, np.zeros(1, np.int64), offs, lens, offs))
         order = np.argsort(offs, kind="stable")
         members, offs, lens = members[order], offs[order], lens[order]
         ends = offs + lens
