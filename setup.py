@@ -10,7 +10,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("ZARRX_DEBUG_BUILD") == "1"
-MODULES = ["indexing", "assemble", "keys", "files", "shards", "shuffle", "memory", "blosc_part",
+MODULES = ["indexing", "assemble", "keys", "files", "shuffle", "memory", "blosc_part",
            "steps", "batch"]
 
 directives = {

@@ -1,6 +1,6 @@
 """Per-inner-chunk cost of decoding and placing, and of encoding, the inner chunks of one
 shard: the batch kernels (one call for the whole shard, without the GIL) against the
-chunk-by-chunk path (Python per inner chunk: ``runtime.place.place_each`` to read,
+chunk-by-chunk path (Python per inner chunk: ``runtime.place.place`` to read,
 ``PreparedChain.encode_general`` to write).
 
 A shard of 2048 x 2048 uint8 in 65 536 inner chunks of 8 x 8 (smooth data with a little
@@ -29,7 +29,7 @@ import numpy as np
 
 from zarrx.codecs.pipeline import CodecPipeline
 from zarrx.runtime.elements import Elements
-from zarrx.runtime.place import place_each
+from zarrx.runtime.place import place
 from zarrx.runtime.plan import ChunkProjection
 from zarrx.testing.codecs import spec
 
@@ -91,7 +91,8 @@ def measure(name: str, shard: Shard, repeats: int) -> None:
     assert decoder is not None
 
     def each() -> None:
-        place_each(chain, elements, (c, c), items, out)
+        for p, data in items:
+            place(chain, elements, p, data, out)
 
     def batch() -> None:
         decoder.place([stored], shard.which, offsets, sizes, shard.starts, shard.steps,

@@ -218,30 +218,6 @@ def answer_rounds(
     read_each_round(reader, fetch, ranges)
 
 
-class _Indexed:
-    """The reader of :meth:`Store.get_indexed`: the head, then the ranges ``then`` names."""
-
-    def __init__(self, head: ByteRange, then: Callable[[Any], Sequence[ByteRange]]) -> None:
-        self.head, self.then = head, then
-        self.asked: Sequence[ByteRange] | None = None
-        self.values: list[Any] = []
-        self.done = False
-
-    def restart(self) -> None:
-        self.asked, self.values, self.done = None, [], False
-
-    def ranges(self) -> Sequence[ByteRange]:
-        if self.asked is None:
-            return [self.head]
-        return [] if self.done else self.asked
-
-    def receive(self, values: Sequence[Value | None]) -> None:
-        if self.asked is None:
-            self.asked = list(self.then(values[0]))
-        else:
-            self.values, self.done = list(values), True
-
-
 @contextmanager
 def _counted(lock: AbstractContextManager[None]) -> Iterator[None]:
     """Hold ``lock``, counted as a key lock this thread holds (the lock-holder rule)."""
@@ -339,22 +315,6 @@ class Store(ABC):
         values = dict(zip(keys, self.get_many([(key, None) for key in keys])))
         for (key, reader), ranges in zip(reads, first):
             answer_rounds(reader, key, values[key], ranges)
-
-    def get_indexed(
-        self,
-        key: str,
-        head: ByteRange,
-        then: Callable[[bytes | None], Sequence[ByteRange]],
-    ) -> list[Value | None]:
-        """A read that depends on a first one: the ``head`` range of ``key`` (a shard's
-        index) is read and given to ``then`` (``None``: the key is absent), which returns
-        the ranges to read next (inner chunks); their values are returned. Errors
-        ``then`` raises propagate. Two rounds of :meth:`read_rounds`, so from one version
-        of the value (``then`` may be called again when the store restarts the read).
-        Kept for the engine's shard reads until they use :meth:`read_rounds` itself."""
-        reader = _Indexed(head, then)
-        self.read_rounds([(key, reader)])
-        return reader.values
 
     def exists(self, key: str) -> bool:
         return self.get(key) is not None

@@ -28,14 +28,13 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from zarrx._core.shards import place_chunks
 from zarrx.abc.codec import ArrayBytesCodec, Buffer, ChunkSpec
 from zarrx.abc.store import ByteRange, Part, joined
 from zarrx.chunk_grids.regular import RegularChunkGrid
 from zarrx.codecs.pipeline import CodecPipeline, PreparedChain, coerce_codec
 from zarrx.config import get as setting
 from zarrx.errors import CodecError, MetadataError
-from zarrx.runtime.elements import Elements, swap_unit
+from zarrx.runtime.elements import Elements
 from zarrx.runtime.executor import run_all
 from zarrx.runtime.place import place
 from zarrx.runtime.plan import ChunkProjection, plan_ranges
@@ -200,44 +199,6 @@ class ShardLayout:
         kept: list[Part] = [ByteRange(b[0], b[1] - b[0]) if isinstance(b, list) else b
                             for b in body]
         return [index_bytes, *kept] if self.location == "start" else [*kept, index_bytes]
-
-    @cached_property
-    def copy_swap(self) -> int | None:
-        """When an inner chunk's stored bytes are its elements in C order (the inner chain
-        is the ``bytes`` codec alone, for fixed-size elements): the byte-swap unit that
-        copies them into a native array (0: none). A shard's inner chunks are then placed
-        by one kernel call (:meth:`place_all`). ``None``: each is decoded on its own."""
-        inner = self.inner
-        if inner.array_array or inner.bytes_bytes:
-            return None
-        dtype = self.spec.dtype
-        if self.elements.variable or dtype.hasobject:
-            return None
-        stored = inner.array_bytes.image_dtype(inner.bytes_spec)
-        if stored is None or (stored.fields is not None and stored != dtype):
-            return None  # (records: NumPy swaps them field by field)
-        return swap_unit(stored)
-
-    def place_all(self, shard: Any, index: np.ndarray, out: np.ndarray,
-                  selection: tuple[slice, ...] | None = None) -> bool:
-        """The ``selection`` of the stored ``shard``'s elements (positive-step slices with
-        explicit bounds; ``None``: from its origin, ``out``'s shape) put into ``out`` (the
-        array's dtype) in one kernel call, from the inner chunks holding them (``index``:
-        decoded and checked); missing inner chunks are the fill value. Returns ``False``,
-        having done nothing, unless :attr:`copy_swap` allows it."""
-        swap = self.copy_swap
-        if swap is None or out.dtype != self.spec.dtype:
-            return False
-        start = step = None
-        if selection is not None:
-            start = [s.start for s in selection]
-            step = [s.step or 1 for s in selection]
-        try:
-            place_chunks(shard, index, self.chunk_shape, out, self.elements.fill, swap,
-                         start, step)
-        except ValueError as e:
-            raise CodecError(str(e).removeprefix("place_chunks: ")) from None
-        return True
 
     @cached_property
     def _whole_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

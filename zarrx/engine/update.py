@@ -6,7 +6,7 @@ to the I/O threads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,17 +45,10 @@ IN_FLIGHT = 4
 
 
 @contextmanager
-def background_puts(store: Store) -> Iterator[Callable[[str, Any], None]]:
-    """A ``put(key, value)`` that hands writes to the I/O threads, so encoding the next
-    chunk overlaps writing this one; every write is done when the block ends. One thread
-    (``zarrx.config``) means one: the store is then only ever called by the caller."""
-    with background_writes(store) as writes:
-        yield writes.set
-
-
-@contextmanager
 def background_writes(store: Store) -> Iterator[Store | BackgroundWrites]:
-    """:func:`background_puts` as an object with ``set`` and ``set_parts``."""
+    """A ``BackgroundWrites`` that hands writes to the I/O threads, so encoding the next
+    chunk overlaps writing this one; every write is done when the block ends. One thread
+    (``zarrx.config``) means none: the store is then only ever called by the caller."""
     threads = config.get("threads")
     writes = BackgroundWrites(store, limit=IN_FLIGHT * threads) if threads > 1 else None
     try:

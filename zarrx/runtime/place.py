@@ -13,16 +13,13 @@ so that the rows of a chunk are whole cache lines of the result.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import numpy as np
 
-from zarrx.errors import CodecError
 from zarrx.runtime.elements import Elements
 from zarrx.runtime.plan import ChunkProjection
-from zarrx.runtime.scratch import scratch
 
 #: An output (the whole array it is a view of) at least this large is written with
 #: streaming stores: larger than the last-level caches, its lines would be evicted before
@@ -84,48 +81,3 @@ def place_selection(
     elif not chain.decode_into(data, dst):
         with chain.decoded(data, chunk_selection) as chunk:
             elements.copy(chunk[chunk_selection], dst, streams(out))
-
-
-def place_each(
-    chain: Decoder,
-    elements: Elements,
-    chunk_shape: tuple[int, ...],
-    items: Sequence[tuple[ChunkProjection, Any]],
-    out: np.ndarray,
-    what: str = "chunk",
-) -> None:
-    """:func:`place` for many chunks of one chain in turn (``(projection, data)`` pairs;
-    the inner chunks of a shard), with one scratch chunk for all of them: a chunk whose
-    decoded image is ``out``'s dtype in C order is decompressed into it and copied from
-    there, without :func:`place`'s set-up per chunk; the others go through :func:`place`.
-    A codec error names the chunk (``what`` and its coordinates)."""
-    if elements.variable or out.dtype.hasobject:  # no scratch image of such elements
-        for p, data in items:
-            try:
-                place(chain, elements, p, data, out)
-            except CodecError as e:
-                raise type(e)(f"{what} {p.coords}: {e}") from None
-        return
-    nbytes = out.dtype.itemsize
-    for n in chunk_shape:
-        nbytes *= n
-    stream = streams(out)
-    with scratch(nbytes) as memory:
-        chunk = memory.view(out.dtype).reshape(chunk_shape)
-        for p, data in items:
-            try:
-                if p.fancy:
-                    place(chain, elements, p, data, out)
-                    continue
-                dst = out[p.out_selection]
-                if data is None:
-                    elements.fill_region(dst)
-                elif (dst.shape == chunk_shape and dst.flags.c_contiguous
-                      and chain.decode_into(data, dst)):
-                    pass  # a whole chunk in the output's layout: decoded in place
-                elif chain.decode_into(data, chunk):
-                    elements.copy(chunk[p.chunk_selection], dst, stream)
-                else:
-                    place(chain, elements, p, data, out)
-            except CodecError as e:
-                raise type(e)(f"{what} {p.coords}: {e}") from None

@@ -364,20 +364,6 @@ class StoreTests(SpliceTests, RoundTests):
         assert store.get_many(requests) == [b"bc", None, b"234", b"89", b"0123456789", None]
         assert store.get_many([]) == []
 
-    def test_get_indexed(self, store: Store) -> None:
-        """A head, then the ranges it names: their values, or ``then(None)`` and no
-        values for an absent key."""
-        store.set("a", b"0123456789")
-        heads: list[bytes | None] = []
-
-        def then(head: bytes | None) -> list[ByteRange]:
-            heads.append(head)
-            return [ByteRange(int(head), 2), ByteRange(-3)] if head is not None else []
-
-        assert store.get_indexed("a", ByteRange(4, 1), then) == [b"45", b"789"]
-        assert store.get_indexed("absent", ByteRange(4, 1), then) == []
-        assert heads == [b"4", None]
-
     def test_get_many_large_batch(self, store: Store) -> None:
         keys = [f"c/{i // 10}/{i % 10}" for i in range(64)]
         _fill(store, keys)
