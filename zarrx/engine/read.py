@@ -96,6 +96,8 @@ def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray)
             cuts = [n * k // parts for k in range(parts + 1)]
             place = partial(_place, cs, batch, chains, reads, fetched, kernel, out=out)
             run_all(_slice_of(place), pairwise(cuts))
+        elif units == 1:  # (a small read: one unit, in this thread)
+            _unit(cs, batch, chains, reads, out, bounds, 0)
         elif bounds is None:
             run_all(partial(_unit, cs, batch, chains, reads, out, None), range(n))
         else:

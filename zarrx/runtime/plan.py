@@ -436,6 +436,10 @@ def _small_projections(
     return projections
 
 
+_TRUE, _FALSE = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
+_TRUE.flags.writeable = _FALSE.flags.writeable = False
+
+
 def _small_batch(
     grid: Any, shape: tuple[int, ...], runs: Sequence[Run], size: int
 ) -> ChunkBatch | None:
@@ -449,6 +453,14 @@ def _small_batch(
         total *= len(entries)
     if total > size:
         return None
+    if total == 1:  # (inside one chunk: the commonest small read)
+        entries = [e[0] for e in per_axis]
+        return ChunkBatch(
+            np.array([[e[0] for e in entries]], np.int64),
+            _TRUE if all(e[3] for e in entries) else _FALSE,
+            [tuple(e[1] for e in entries)],
+            [tuple(e[2] for e in entries)],
+        )
     combos = list(product(*per_axis))
     return ChunkBatch(
         np.array([[e[0] for e in combo] for combo in combos], np.int64).reshape(total, len(runs)),
