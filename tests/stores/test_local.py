@@ -1198,3 +1198,49 @@ def test_a_large_value_holds_the_file_it_replaces_for_a_later_close(
     assert len(closed) == 1
     assert store.get("a/k") == big
     assert store.get("a/absent") == big
+
+
+def test_whole_writes_take_the_lock_updates_take(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``atomic_set_parts`` — in one call without the GIL (``write_locked_beneath``) where
+    the kernel has open file description locks and ``openat2``, else in Python — takes the
+    very lock ``atomic_update`` takes: a whole write waits for an update holding the key's
+    lock, and lands after it; no lock file is left."""
+    from zarrx.stores import locks
+
+    calls: list[bytes] = []
+    real = local_module.write_locked_beneath
+
+    def spy(dirfd: int, directory: bytes, name: bytes, lock: bytes, data: Any) -> Any:
+        calls.append(name)
+        return real(dirfd, directory, name, lock, data)
+
+    monkeypatch.setattr(local_module, "write_locked_beneath", spy)
+    store = LocalStore(root)
+    store.set("a/k", b"old")
+    inside, release, written = threading.Event(), threading.Event(), threading.Event()
+
+    def update(old: bytes | None) -> bytes:
+        inside.set()
+        release.wait(timeout=60)
+        return b"updated"
+
+    updater = threading.Thread(target=store.atomic_update, args=("a/k", update))
+    updater.start()
+    assert inside.wait(timeout=60)
+
+    def whole() -> None:
+        store.atomic_set_parts("a/k", [b"wh", b"ole"])
+        written.set()
+
+    writer = threading.Thread(target=whole)
+    writer.start()
+    assert not written.wait(timeout=0.5)  # it waits for the lock (no deadline is tested)
+    release.set()
+    updater.join(timeout=60)
+    writer.join(timeout=60)
+    assert written.is_set()
+    assert store.get("a/k") == b"whole"  # after the update, never under it
+    assert sorted(p.name for p in (root / "a").iterdir()) == ["k"]
+    assert calls == ([b"k"] if locks.OFD and local_module.use_openat2 else [])

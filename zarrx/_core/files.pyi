@@ -34,3 +34,15 @@ def write_beneath(
     """Write ``data`` (a buffer, or buffers one after the other) atomically as
     ``directory/name`` below ``dirfd`` through ``temp``; ``(0, 0)`` or the failed step
     and its errno."""
+
+WRITE_LOCK: int
+
+def write_locked_beneath(
+    dirfd: int,
+    directory: bytes,
+    name: bytes,
+    lock: bytes,
+    data: Buffer | Sequence[Buffer],
+) -> tuple[int, int]:
+    """:func:`write_beneath` under the lock file ``lock`` beside ``name`` (taken as
+    ``zarrx.stores.locks`` takes it), the data written into it and renamed over ``name``."""

@@ -44,6 +44,12 @@ cdef extern from *:
         (void)rootfd; (void)dir; (void)name; (void)temp; (void)spans; (void)count;
         *error = ENOSYS; return 1;
     }
+    static int zarrx_write_locked_beneath(int rootfd, const char *dir, const char *name,
+                                          const char *lock, zarrx_span *spans,
+                                          long long count, int *error) {
+        (void)rootfd; (void)dir; (void)name; (void)lock; (void)spans; (void)count;
+        *error = ENOSYS; return 1;
+    }
     #else
     #include <fcntl.h>
     #include <stdint.h>
@@ -201,6 +207,79 @@ cdef extern from *:
         *error = ENOSYS; return 1;
     }
     #endif
+
+    /* zarrx_write_beneath under the key's lock file lock (beside name, in dir), the
+       protocol of zarrx/stores/locks.py in one call: the lock file opened (made), locked
+       with an open file description lock (F_OFD_SETLKW: other threads, processes and
+       machines sharing the file system wait), checked to be still the file its name
+       leads to (else taken again on the one it leads to now), emptied (a killed writer's
+       leftovers), written, and renamed over name — which frees the lock's name; closing
+       it releases the lock. Returns 0 once in place, else the step that failed (1 the
+       directory, 2 name is a link or cannot be examined, 3 the lock file, 4 its write, 5
+       the rename, 6 the lock) with its errno in *error; a failure after the lock was
+       taken removes the lock file (the holder's to remove) and leaves name as it was. */
+    #if defined(__linux__) && defined(F_OFD_SETLKW)
+    static int zarrx_write_locked_beneath(int rootfd, const char *dir, const char *name,
+                                          const char *lock, zarrx_span *spans,
+                                          long long count, int *error) {
+        struct stat info, held, named;
+        struct flock request;
+        int dirfd = rootfd, fd, now, step = 0;
+        *error = 0;
+        if (dir[0]) {
+            dirfd = zarrx_open_dir_beneath(rootfd, dir);
+            if (dirfd < 0) { *error = -dirfd; return 1; }
+        }
+        if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (S_ISLNK(info.st_mode)) { step = 2; goto done; }
+        } else if (errno != ENOENT) {
+            *error = errno; step = 2; goto done;
+        }
+        do {
+            fd = openat(dirfd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) { *error = errno; step = 3; goto done; }
+        for (;;) {
+            memset(&request, 0, sizeof(request));
+            request.l_type = F_WRLCK;
+            request.l_whence = SEEK_SET;
+            while (fcntl(fd, F_OFD_SETLKW, &request) != 0) {
+                if (errno != EINTR) { *error = errno; step = 6; close(fd); goto done; }
+            }
+            do {
+                now = openat(dirfd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+            } while (now < 0 && errno == EINTR);
+            if (now < 0) { *error = errno; step = 3; close(fd); goto done; }
+            if (fstat(fd, &held) == 0 && fstat(now, &named) == 0
+                    && held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+                close(now);
+                break;
+            }
+            close(fd);  /* the name leads to another lock file now: take that one */
+            fd = now;
+        }
+        if (fstat(fd, &held) != 0) { *error = errno; step = 4; goto failed; }
+        if (held.st_size > 0 && ftruncate(fd, 0) != 0) { *error = errno; step = 4; goto failed; }
+        *error = zarrx_write_spans(fd, spans, count);
+        if (*error) { step = 4; goto failed; }
+        if (renameat(dirfd, lock, dirfd, name) != 0) { *error = errno; step = 5; goto failed; }
+        close(fd);  /* releases the lock */
+        goto done;
+    failed:
+        unlinkat(dirfd, lock, 0);
+        close(fd);
+    done:
+        if (dirfd != rootfd) close(dirfd);
+        return step;
+    }
+    #else
+    static int zarrx_write_locked_beneath(int rootfd, const char *dir, const char *name,
+                                          const char *lock, zarrx_span *spans,
+                                          long long count, int *error) {
+        (void)rootfd; (void)dir; (void)name; (void)lock; (void)spans; (void)count;
+        *error = ENOSYS; return 1;
+    }
+    #endif
     #endif
     """
     int zarrx_open_beneath(int dirfd, const char* path) nogil
@@ -212,6 +291,9 @@ cdef extern from *:
         long long size
     int zarrx_write_beneath(int rootfd, const char* dir, const char* name, const char* temp,
                             zarrx_span* spans, long long count, int* error) nogil
+    int zarrx_write_locked_beneath(int rootfd, const char* dir, const char* name,
+                                   const char* lock, zarrx_span* spans, long long count,
+                                   int* error) nogil
 
 
 cdef int _open(int dirfd, bytes path) except? -1:
@@ -395,6 +477,7 @@ WRITE_LINK = 2
 WRITE_TEMP = 3
 WRITE_DATA = 4
 WRITE_RENAME = 5
+WRITE_LOCK = 6
 
 
 def write_beneath(int dirfd, bytes directory, bytes name, bytes temp, data not None):
@@ -404,11 +487,25 @@ def write_beneath(int dirfd, bytes directory, bytes name, bytes temp, data not N
     one after the other (by ``writev``, never joined). Returns ``(0, 0)`` once written,
     else ``(step, errno)`` of the step that failed (``WRITE_*``); a failure leaves no
     temporary file and ``name`` as it was."""
+    return _write(dirfd, directory, name, temp, data, False, "write_beneath")
+
+
+def write_locked_beneath(int dirfd, bytes directory, bytes name, bytes lock, data not None):
+    """:func:`write_beneath` under the lock of the lock file ``lock`` beside ``name``, as
+    ``zarrx.stores.locks.hold_lock_file`` takes it (an open file description lock, the
+    name checked to lead to the file locked), the data written into the lock file itself
+    and renamed over ``name``. Returns ``(0, 0)``, or ``(step, errno)`` (``WRITE_*``, and
+    ``WRITE_LOCK``); ``(WRITE_DIRECTORY, ENOSYS)`` where the platform has no such locks."""
+    return _write(dirfd, directory, name, lock, data, True, "write_locked_beneath")
+
+
+cdef object _write(int dirfd, bytes directory, bytes name, bytes temp, data, bint locked,
+                   str what):
     for part in (directory, name, temp):
         if b"\0" in part:
-            raise ValueError(f"write_beneath: a path contains a NUL byte: {part!r}")
+            raise ValueError(f"{what}: a path contains a NUL byte: {part!r}")
     if not name or b"/" in name or not temp or b"/" in temp:
-        raise ValueError(f"write_beneath: {name!r} and {temp!r} must be single names")
+        raise ValueError(f"{what}: {name!r} and {temp!r} must be single names")
     parts = data if isinstance(data, (list, tuple)) else (data,)
     cdef Py_ssize_t count = len(parts)
     cdef Py_ssize_t held = 0
@@ -430,7 +527,12 @@ def write_beneath(int dirfd, bytes directory, bytes name, bytes temp, data not N
             spans[held].size = buffers[held].len
             held += 1
         with nogil:
-            step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, spans, count, &error)
+            if locked:
+                step = zarrx_write_locked_beneath(dirfd, c_dir, c_name, c_temp, spans, count,
+                                                  &error)
+            else:
+                step = zarrx_write_beneath(dirfd, c_dir, c_name, c_temp, spans, count,
+                                           &error)
     finally:
         for i in range(held):
             PyBuffer_Release(&buffers[i])

@@ -14,11 +14,13 @@ When this returns, every write is done."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from zarrx import config
 from zarrx.codecs.pipeline import PreparedChain
 from zarrx.engine.chunks import ChunkStore
 from zarrx.engine.sources import Commit
@@ -41,7 +43,12 @@ def write_selection(cs: ChunkStore, layout: Layout, value: np.ndarray) -> None:
     wins, as in NumPy."""
     if not value.size:
         return
-    batches = plan_batches(cs.grid, cs.meta.shape, layout, tiles=cs.tiles)
+    tiles = cs.tiles
+    size = None
+    if tiles is not None:  # a batch of two shards a thread at least: the threads encode
+        size = max(config.get("batch_chunks"),  # shards while others are written
+                   2 * config.get("threads") * math.prod(tiles))
+    batches = plan_batches(cs.grid, cs.meta.shape, layout, size, tiles)
     write_batches(cs, batches, layout.buffer_of(value))
 
 

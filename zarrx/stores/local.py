@@ -66,6 +66,7 @@ from zarrx._core.files import (
     read_beneath,
     read_many_beneath,
     write_beneath,
+    write_locked_beneath,
 )
 from zarrx.abc.store import ByteRange, Part, RangeReader, Snapshot, Splice, Store, Value
 from zarrx.errors import InvalidKeyError, StoreError
@@ -500,10 +501,36 @@ class LocalStore(Store):
         self._check_writable(key)
         self.check_keys((key,))
         views = [part if type(part) is bytes else splice.byte_view(part) for part in parts]
+        if locks.OFD and use_openat2 and self._set_locked_beneath(key, views):
+            return
         path, lock_file = self._lock_file(key)
         with locks.hold_lock_file(lock_file, repr(key)) as held:
             self._fill(held, key, path, lambda fd: splice.write_run(fd, views),
                        sum(map(len, views)))
+
+    def _set_locked_beneath(self, key: str, views: builtins.list[Any]) -> bool:
+        """:meth:`atomic_set_parts` in one call without the GIL where reads use ``openat2``
+        (:func:`zarrx._core.files.write_locked_beneath`: the lock file of
+        :mod:`~zarrx.stores.locks`, taken the same way); ``False``, nothing written, when
+        the Python path must decide (an absent directory, made there; a link; an error)."""
+        global use_openat2
+        bdir, _, bname = os.fsencode(key).rpartition(b"/")
+        lock = os.fsencode(lock_name(bname.decode("utf-8", "surrogateescape"), self._name_max))
+        size = sum(map(len, views))
+        with self._beneath_fd() as dirfd:
+            if dirfd is None:
+                return False
+            old = splice.hold(dirfd, key) if size >= splice.CLOSE_LATER else None
+            try:
+                step, code = write_locked_beneath(dirfd, bdir, bname, lock, views)
+            finally:
+                if old is not None:
+                    splice.close_later(*old)
+        if not step:
+            return True
+        if step == WRITE_DIRECTORY and code in _OPENAT2_UNSUPPORTED:
+            use_openat2 = False
+        return False
 
     def _fill(self, held: locks.LockFile, key: str, path: str, write: Any,
               size: int) -> None:

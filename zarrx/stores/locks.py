@@ -50,6 +50,9 @@ except ImportError:  # Windows: LocalStore has no atomic updates there
 #: File locks work on this platform.
 AVAILABLE = fcntl is not None
 _OFD = AVAILABLE and hasattr(fcntl, "F_OFD_SETLKW")
+#: The locks are open file description locks (which the kernels of ``zarrx._core.files``
+#: take too).
+OFD = _OFD
 
 
 class KeyLocks:
