@@ -41,6 +41,7 @@ def _kernels_missing(error: ModuleNotFoundError) -> ImportError:
 
 
 try:
+    import zarrx._core.keys  # noqa: F401  (the compiled kernels are here: else say what to do)
     from zarrx import codecs, config, errors, storage
     from zarrx.api import (
         consolidate_metadata,
