@@ -157,7 +157,8 @@ def _place(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads
             ):
                 continue
             if data is not None and not isinstance(data, bytes | memoryview):
-                data = cs.store.get(reads.key(i))  # a partial read that failed: all of it
+                # A partial read (a chunk per key: KeyChunks) that failed: all of it.
+                data = cs.store.get(reads.key(i))
             place_selection(chains[i], cs.elements, selections[i], outs[i],
                             fancy is not None and fancy[i], data, out)
         except CodecError as e:

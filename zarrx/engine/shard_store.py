@@ -146,10 +146,6 @@ class _ShardReads(Reads):
         held = source.held(batch.unit_coords).tolist()
         flats = source.flats(batch.coords)
         gap = COALESCE_GAP if self.store.batched_reads else 0
-        if len(batch) == 1:  # (a small read)
-            self.reads = [ShardRead(source, self.keys[0], 0, flats,
-                                    source.cheap or _read_whole(1, held[0]), gap)]
-            return
         self.reads = [
             ShardRead(source, key, bounds[u], [f[bounds[u]:bounds[u + 1]] for f in flats],
                       source.cheap or _read_whole(counts[u], held[u]), gap)
