@@ -324,7 +324,7 @@ def floor_bench(floor: str, w: Workload, sizes: Sizes, root: str,
         return lambda: h._map(pool, lambda b: sum(map(os.path.exists, b)), batches)
     if index is None:
         return lambda: h._map(pool, h._read_piece, pieces)
-    return lambda: h._read_sharded(index, touched, pool)
+    return lambda: h._read_sharded(index, touched, pool, lambda raw, _: raw)
 
 
 def setup(lib: str, w: Workload, sizes: Sizes, root: str,
