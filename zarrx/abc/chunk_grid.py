@@ -73,6 +73,17 @@ class ChunkGrid(ABC):
             for c, s, n, o, f in zip(chunk_index, chunk_start, chunk_count, out_start, complete)
         ]
 
+    def axis_chunk(
+        self, axis: int, start: int, step: int, count: int, dim_len: int
+    ) -> tuple[int, slice, slice, bool] | None:
+        """The one :meth:`axis_projections` entry of ``start + k*step`` (k < count) when
+        they all lie in one chunk of ``axis`` (a small read), else ``None``. By default
+        asked of :meth:`axis_projections` for runs of at most 64 indices."""
+        if count > 64:
+            return None
+        found = self.axis_projections(axis, start, step, count, dim_len)
+        return found[0] if len(found) == 1 else None
+
     @abstractmethod
     def axis_locate(self, axis: int, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For element indices along ``axis``: their chunk index and in-chunk offset."""

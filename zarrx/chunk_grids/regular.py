@@ -82,16 +82,24 @@ class RegularChunkGrid(ChunkGrid):
     def axis_projections(
         self, axis: int, start: int, step: int, count: int, dim_len: int
     ) -> list[tuple[int, slice, slice, bool]]:
+        one = self.axis_chunk(axis, start, step, count, dim_len)
+        if one is None:
+            return super().axis_projections(axis, start, step, count, dim_len)
+        return [one]
+
+    def axis_chunk(
+        self, axis: int, start: int, step: int, count: int, dim_len: int
+    ) -> tuple[int, slice, slice, bool] | None:
         size = self.chunk_shape[axis]
         index = start // size
         if count < 1 or (start + (count - 1) * step) // size != index:
-            return super().axis_projections(axis, start, step, count, dim_len)
+            return None
         # Within one chunk (a small selection): a few integer operations, no arrays.
         lo = index * size
         inner = start - lo
         held = min(lo + size, dim_len) - lo  # elements of the chunk inside the array
-        return [(index, slice(inner, inner + (count - 1) * step + 1, step),
-                 slice(0, count), count == held)]
+        return (index, slice(inner, inner + (count - 1) * step + 1, step),
+                slice(0, count), count == held)
 
     def axis_locate(self, axis: int, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.divmod(indices, self.chunk_shape[axis])

@@ -9,8 +9,8 @@ that shape.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -103,10 +103,9 @@ class PreparedChain:
             data = codec.decode(data, max_size)
         return self._from_bytes(data)
 
-    @contextmanager
     def decoded(
         self, data: Any, selection: tuple[Any, ...] | None = None
-    ) -> Iterator[np.ndarray]:
+    ) -> AbstractContextManager[np.ndarray]:
         """:meth:`decode`, for a chunk that is only read inside the ``with`` block: the
         innermost bytes→bytes codec decodes into a per-thread scratch buffer that the
         next chunk reuses, instead of fresh memory. With ``selection`` (a slice or index
@@ -115,23 +114,9 @@ class PreparedChain:
         only the bytes from the selection's first element to its last, when that is a
         small share of the chunk (:func:`zarrx.codecs.partial.in_memory_span`); the other
         elements of the chunk yielded are then meaningless."""
-        size = self._scratch_size
-        if size is None:
-            yield self.decode(data)
-            return
-        for codec, max_size in reversed(self.bytes_bytes[1:]):
-            data = codec.decode(data, max_size)
-        with scratch(size) as buffer:
-            span = None
-            if selection is not None and self._spans is not None:
-                if any(type(s) is not slice for s in selection):
-                    selection = tuple(_as_slice(s) for s in selection)
-                span = self._spans(self.spec.shape, self._stored_dtype.itemsize, selection)
-            if span is None or not self.bytes_bytes[0][0].decode_span(
-                data, span[0], span[1], buffer
-            ):
-                self.bytes_bytes[0][0].decode_into(data, buffer)
-            yield self._from_bytes(buffer)
+        if self._scratch_size is None:
+            return nullcontext(self.decode(data))
+        return _Decoded(self, data, selection)
 
     @cached_property
     def _spans(self) -> Any:
@@ -228,6 +213,13 @@ class PreparedChain:
         return kind if isinstance(kind, type) and issubclass(kind, partial.PartialRead) else None
 
     @cached_property
+    def _plain_image(self) -> np.dtype | None:
+        """The dtype whose C-order memory the bytes of the array→bytes codec are, when
+        that codec alone makes the chunk (no array→array codec): its decode is then a view
+        of the bytes."""
+        return None if self.array_array else self.array_bytes.image_dtype(self.bytes_spec)
+
+    @cached_property
     def _nbytes(self) -> int:
         return self.bytes_spec.nbytes
 
@@ -238,6 +230,12 @@ class PreparedChain:
         return image
 
     def _from_bytes(self, data: Any) -> np.ndarray:
+        image = self._plain_image
+        if image is not None:  # a view of the bytes, when they are a buffer of bytes
+            kind = type(data)
+            if (kind is bytes or ((kind is memoryview or kind is np.ndarray)
+                    and data.ndim == 1 and data.itemsize == 1)) and len(data) == self._nbytes:
+                return np.frombuffer(data, image).reshape(self.spec.shape)
         chunk = self.array_bytes.decode(data, self.bytes_spec)
         for codec, spec in reversed(self.array_array):
             chunk = codec.decode(chunk, spec)
@@ -434,3 +432,37 @@ class CodecPipeline:
 
     def __repr__(self) -> str:
         return f"CodecPipeline({[c.name for c in self.codecs]})"
+
+
+class _Decoded:
+    """:meth:`PreparedChain.decoded` for a chain with a bytes→bytes codec: the chunk
+    decoded into a per-thread scratch buffer, lent until the block ends. (A class, not a
+    generator: it runs once per chunk.)"""
+
+    __slots__ = ("_chain", "_data", "_scratch", "_selection")
+
+    def __init__(self, chain: PreparedChain, data: Any, selection: tuple[Any, ...] | None):
+        self._chain, self._data, self._selection = chain, data, selection
+
+    def __enter__(self) -> np.ndarray:
+        chain, data, selection = self._chain, self._data, self._selection
+        for codec, max_size in reversed(chain.bytes_bytes[1:]):
+            data = codec.decode(data, max_size)
+        self._scratch = scratch(chain._scratch_size)  # type: ignore[arg-type]
+        buffer = self._scratch.__enter__()
+        try:
+            span = None
+            if selection is not None and chain._spans is not None:
+                if any(type(s) is not slice for s in selection):
+                    selection = tuple(_as_slice(s) for s in selection)
+                span = chain._spans(chain.spec.shape, chain._stored_dtype.itemsize, selection)
+            innermost = chain.bytes_bytes[0][0]
+            if span is None or not innermost.decode_span(data, span[0], span[1], buffer):
+                innermost.decode_into(data, buffer)
+            return chain._from_bytes(buffer)
+        except BaseException:
+            self._scratch.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._scratch.__exit__(*exc)

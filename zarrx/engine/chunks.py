@@ -115,7 +115,7 @@ class ChunkStore:
 
         return ShardChunks(self, self.levels)
 
-    @property
+    @cached_property
     def tiles(self) -> tuple[int, ...] | None:
         """Chunks per storage unit on each axis (a shard's innermost chunks), or ``None``: a
         chunk is a unit. The planner walks the chunks unit by unit."""

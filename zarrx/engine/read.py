@@ -9,7 +9,7 @@ batch of chunks whose chain the batch kernel takes in one call per thread
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,14 @@ from zarrx.engine.sources import Fetched, Reads
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import run_all
 from zarrx.runtime.place import place_selection, streamed
-from zarrx.runtime.plan import ChunkBatch, ChunkProjection, batches_of, by_tiles, plan_batches
+from zarrx.runtime.plan import (
+    ChunkBatch,
+    ChunkProjection,
+    batches_of,
+    by_tiles,
+    one_chunk,
+    plan_batches,
+)
 from zarrx.selection.layout import Layout
 
 if TYPE_CHECKING:
@@ -45,7 +52,9 @@ def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
         return out
     target = layout.read_target(out)
     buffer = target if target is not None else _new(layout.buffer_shape, cs.meta.dtype)
-    read_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout, tiles=cs.tiles), buffer)
+    one = one_chunk(cs.grid, cs.meta.shape, layout)
+    if one is None or not _read_one(cs, one, buffer):
+        read_batches(cs, plan_batches(cs.grid, cs.meta.shape, layout, tiles=cs.tiles), buffer)
     if target is None:
         out[...] = layout.result(buffer)
     return out
@@ -104,6 +113,22 @@ def read_batches(cs: ChunkStore, batches: Iterable[ChunkBatch], out: np.ndarray)
             run_all(partial(_unit, cs, batch, chains, reads, out, bounds), range(units))
 
 
+def _read_one(cs: ChunkStore, p: ChunkProjection, out: np.ndarray) -> bool:
+    """Read the one chunk of a small read (a point, a few elements: ``p``) into ``out``,
+    in this thread, without a batch; ``False``, having read nothing, where the source
+    reads it only as a batch."""
+    chain = cs.chain(cs.grid.chunk_shape_at(p.coords))
+    read = cs.source.read_one(p, chain)
+    if read is None:
+        return False
+    try:
+        _place_value(cs, chain, p.chunk_selection, p.out_selection, False, read.value(),
+                     read.key, out)
+    except CodecError as e:
+        raise read.named(e) from None
+    return True
+
+
 def _slice_of(place: Any) -> Any:
     def run(bounds: tuple[int, int]) -> None:
         place(*bounds)
@@ -150,30 +175,34 @@ def _place(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads
     selections, outs = batch.chunk_selections, batch.out_selections
     fancy = batch.fancy
     for i in range(lo, hi):
-        data = fetched.value(i)
         try:
-            if data is not None and not isinstance(data, bytes | memoryview) and _place_part(
-                cs, out, batch, data, i
-            ):
-                continue
-            if data is not None and not isinstance(data, bytes | memoryview):
-                # A partial read (a chunk per key: KeyChunks) that failed: all of it.
-                data = cs.store.get(reads.key(i))
-            place_selection(chains[i], cs.elements, selections[i], outs[i],
-                            fancy is not None and fancy[i], data, out)
+            _place_value(cs, chains[i], selections[i], outs[i], fancy is not None and fancy[i],
+                         fetched.value(i), partial(reads.key, i), out)
         except CodecError as e:
             raise reads.named(i, e) from None
 
 
-def _place_part(cs: ChunkStore, out: np.ndarray, batch: ChunkBatch, p: PartialRead,
-                i: int) -> bool:
-    """Place the partial read ``p`` of chunk ``i``; ``False``, having written nothing,
-    when it failed (the chunk is then read whole)."""
+def _place_value(cs: ChunkStore, chain: PreparedChain, selection: tuple[Any, ...],
+                 out_selection: tuple[Any, ...], fancy: bool, data: Any,
+                 key: Callable[[], str], out: np.ndarray) -> None:
+    """Decode one chunk's ``data`` (stored bytes, ``None``: absent, or a partial read) and
+    place its ``selection`` at ``out_selection`` of ``out``."""
+    if data is not None and not isinstance(data, bytes | memoryview):
+        if _place_part(cs, out, selection, out_selection, data):
+            return
+        data = cs.store.get(key())  # a partial read (a chunk per key) that failed: all of it
+    place_selection(chain, cs.elements, selection, out_selection, fancy, data, out)
+
+
+def _place_part(cs: ChunkStore, out: np.ndarray, selection: tuple[Any, ...],
+                out_selection: tuple[Any, ...], p: PartialRead) -> bool:
+    """Place the partial read ``p`` of a chunk; ``False``, having written nothing, when it
+    failed (the chunk is then read whole)."""
     if p.failed is not None:
         return False
     try:
-        place_selection(p, cs.elements, batch.chunk_selections[i], batch.out_selections[i],
-                        False, None if p.absent else p, out)
+        place_selection(p, cs.elements, selection, out_selection, False,
+                        None if p.absent else p, out)
     except CodecError:
         return False
     return True

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx.abc.store import ByteRange, Part, Store, Stored
-from zarrx.engine.sources import ChunkSource, ChunkStore, Commit, Fetched, Reads
+from zarrx.engine.sources import ChunkSource, ChunkStore, Commit, Fetched, OneRead, Reads
 from zarrx.engine.update import new_chunk
 from zarrx.errors import CodecError
 from zarrx.runtime.executor import BackgroundWrites
@@ -40,7 +40,7 @@ from zarrx.stores.ranges import COALESCE_GAP
 if TYPE_CHECKING:
     from zarrx.codecs.pipeline import PreparedChain
     from zarrx.codecs.sharding import ShardLayout
-    from zarrx.runtime.plan import ChunkBatch
+    from zarrx.runtime.plan import ChunkBatch, ChunkProjection
 
 _EMPTY = np.uint64(2**64 - 1)
 _EMPTY_INT = 2**64 - 1
@@ -115,9 +115,12 @@ class ShardChunks(ChunkSource):
         return found
 
     def reads(self, batch: ChunkBatch, chains: list[PreparedChain]) -> Reads:
-        if len(batch) == 1 and len(self.levels) == 1:
-            return _OneRead(self, batch)  # a small read: Python integers throughout
+        if len(batch) == 1 and len(self.levels) == 1:  # a small read
+            return _OneReads(_OneRead(self, batch.coords[0].tolist()))
         return _ShardReads(self, batch)
+
+    def read_one(self, p: ChunkProjection, chain: PreparedChain) -> OneRead | None:
+        return _OneRead(self, p.coords) if len(self.levels) == 1 else None
 
     def commits(self, batch: ChunkBatch, chains: list[PreparedChain], whole: np.ndarray,
                 value: np.ndarray, write_empty: bool,
@@ -170,29 +173,48 @@ class _ShardReads(Reads):
                        f"chunk {local}: {e}")
 
 
-class _OneRead(Reads):
-    """The reads of a batch of one inner chunk (a small read) — :class:`_ShardReads` and
+class _OneReads(Reads):
+    """The reads of a batch of one inner chunk: its :class:`_OneRead`."""
+
+    bounds = _ONE_BOUNDS
+
+    def __init__(self, one: _OneRead) -> None:
+        self.one, self.node = one, one.source.cs.node
+
+    def fetch_all(self) -> Fetched:
+        return Fetched.one(self.one.value())
+
+    def fetch(self, u: int) -> Fetched:
+        return Fetched.one(self.one.value())
+
+    def key(self, i: int) -> str:
+        return self.one.key()
+
+    def named(self, i: int, e: CodecError) -> CodecError:
+        return self.one.named(e)
+
+
+class _OneRead(OneRead):
+    """The read of one inner chunk (a small read) — :class:`_ShardReads` and
     :class:`ShardRead` for that case, with Python integers instead of arrays: the shard's
     index (or the whole shard, where a request costs more than its bytes), then the inner
     chunk's bytes, from one version of the shard."""
 
-    bounds = _ONE_BOUNDS
-
-    def __init__(self, source: ShardChunks, batch: ChunkBatch) -> None:
-        self.source, self.node = source, source.cs.node
-        coords = batch.coords[0].tolist()
-        tiles = source.tiles
-        shard = tuple(c // n for c, n in zip(coords, tiles))
-        self._key = source.cs.key(shard)
+    def __init__(self, source: ShardChunks, coords: Sequence[int]) -> None:
+        self.source = source
+        shard, local = [], []
         flat = 0
-        for c, n in zip(coords, tiles):
-            flat = flat * n + c % n
+        held = 1  # inner chunks of the shard inside the array
+        for c, n, s, k, m in zip(coords, source.tiles, source._shard_shape,
+                                 source._chunk_shape, source._array_shape):
+            q, r = divmod(c, n)
+            shard.append(q)
+            local.append(r)
+            flat = flat * n + r
+            held *= n if (q + 1) * s <= m else -(-(m - q * s) // k)
+        self._key = source.cs.key(tuple(shard))
         self._flat = flat
-        self._local = tuple(c % n for c, n in zip(coords, tiles))
-        held = 1
-        for c, s, k, m in zip(shard, source._shard_shape, source._chunk_shape,
-                              source._array_shape):
-            held *= -(-min(s, m - c * s) // k)
+        self._local = tuple(local)
         self._whole = source.cheap or held == 1
         self.restart()
 
@@ -250,21 +272,18 @@ class _OneRead(Reads):
         else:
             self._entry = (offset, size)
 
-    # -- the Reads the engine asks -------------------------------------------------------
-    def fetch_all(self) -> Fetched:
-        return self.fetch(0)
-
-    def fetch(self, u: int) -> Fetched:
+    # -- the OneRead the engine asks --------------------------------------------------
+    def value(self) -> Any:
         self.restart()
         self.source.cs.store.read_rounds([(self._key, self)])
-        return Fetched.one(self._value)
+        return self._value
 
-    def key(self, i: int) -> str:
+    def key(self) -> str:
         return self._key
 
-    def named(self, i: int, e: CodecError) -> CodecError:
-        return type(e)(f"{self.node}: chunk {self._key!r} could not be decoded: inner "
-                       f"chunk {self._local}: {e}")
+    def named(self, e: CodecError) -> CodecError:
+        return type(e)(f"{self.source.cs.node}: chunk {self._key!r} could not be decoded: "
+                       f"inner chunk {self._local}: {e}")
 
 
 def _read_whole(needed: int, held: int) -> bool:

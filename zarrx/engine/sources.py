@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from zarrx.codecs.pipeline import PreparedChain
     from zarrx.metadata.model import ArrayMetadata
     from zarrx.runtime.elements import Elements
-    from zarrx.runtime.plan import ChunkBatch
+    from zarrx.runtime.plan import ChunkBatch, ChunkProjection
 
 #: A chunk's value is a partial read standing in for it (``Fetched.sizes``).
 PART = -2
@@ -180,6 +180,28 @@ class ChunkSource(ABC):
                 writes: Store | BackgroundWrites) -> Commit:
         """The writes of ``batch`` (``whole``: the chunks the write covers)."""
 
+    def read_one(self, p: ChunkProjection, chain: PreparedChain) -> OneRead | None:
+        """The read of the one chunk of a small read (``p``: its projection), made with
+        Python integers rather than a batch's arrays; ``None`` where this source reads it
+        only as a batch (the engine then plans one)."""
+        return None
+
+
+class OneRead(ABC):
+    """The read of one chunk (:meth:`ChunkSource.read_one`), from one version of its key."""
+
+    @abstractmethod
+    def value(self) -> Any:
+        """The chunk's stored bytes (``None``: absent), or its partial read."""
+
+    @abstractmethod
+    def key(self) -> str:
+        """The key holding the chunk."""
+
+    @abstractmethod
+    def named(self, e: CodecError) -> CodecError:
+        """``e``, raised decoding the chunk, naming the array and the key."""
+
 
 # -- a chunk per key ----------------------------------------------------------------------------
 class KeyChunks(ChunkSource):
@@ -187,6 +209,9 @@ class KeyChunks(ChunkSource):
 
     def reads(self, batch: ChunkBatch, chains: list[PreparedChain]) -> Reads:
         return _KeyReads(self.cs, batch, chains)
+
+    def read_one(self, p: ChunkProjection, chain: PreparedChain) -> OneRead | None:
+        return _KeyOne(self.cs, p, chain)
 
     def commits(self, batch: ChunkBatch, chains: list[PreparedChain], whole: np.ndarray,
                 value: np.ndarray, write_empty: bool,
@@ -227,15 +252,42 @@ class _KeyReads(Reads):
         return self.keys[i]
 
 
+class _KeyOne(OneRead):
+    """One chunk read by its key: whole, or in part (as :class:`_KeyReads` reads it)."""
+
+    def __init__(self, cs: ChunkStore, p: ChunkProjection, chain: PreparedChain) -> None:
+        self.cs, self._key = cs, cs.key(p.coords)
+        self.part = None if p.complete or not _in_part(cs, chain) else chain.partial_read(
+            p.chunk_selection)
+
+    def value(self) -> Any:
+        part = self.part
+        if part is None:
+            return self.cs.store.get(self._key)
+        _read_parts(self.cs.store, [(self._key, part)])
+        return part
+
+    def key(self) -> str:
+        return self._key
+
+    def named(self, e: CodecError) -> CodecError:
+        return type(e)(f"{self.cs.node}: chunk {self._key!r} could not be decoded: {e}")
+
+
+def _in_part(cs: ChunkStore, chain: PreparedChain) -> bool:
+    """Whether chunks of ``chain`` may be read in part from this store: their chain can,
+    and a chunk is larger than what a request's latency is worth (smaller ones are read
+    whole: one request, where a part would take two)."""
+    return chain.reads_in_part() and chain.spec.nbytes > cs.store.read_latency_bytes
+
+
 def _partial_reads(
     cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain]
 ) -> list[PartialRead | None] | None:
     """Per chunk of ``batch``, its partial read, or ``None`` where it is read whole
     (``None`` for the batch when every chunk is)."""
-    if not chains or (cs.uniform and not chains[0].reads_in_part()):
+    if not chains or (cs.uniform and not _in_part(cs, chains[0])):
         return None
-    if cs.uniform and chains[0].spec.nbytes <= cs.store.read_latency_bytes:
-        return None  # read whole: one request, where a part would take two
     complete, fancy = batch.complete.tolist(), batch.fancy
     selections = batch.chunk_selections
     parts: list[PartialRead | None] = [

@@ -211,6 +211,26 @@ def plan_batches(
     return _batches(grid, shape, layout.groups, layout.simple_points, size, tiles)
 
 
+def one_chunk(grid: Any, shape: tuple[int, ...], layout: Layout) -> ChunkProjection | None:
+    """The projection of a selection of runs that lies in one chunk (a small read: a
+    point, a few elements), computed with Python integers; ``None`` for any other."""
+    if not shape:
+        return None
+    coords, inner, outs = [], [], []
+    complete = True
+    for g in layout.groups:
+        if type(g) is not Run:
+            return None
+        found = grid.axis_chunk(g.axis, g.start, g.step, g.count, shape[g.axis])
+        if found is None:
+            return None
+        coords.append(found[0])
+        inner.append(found[1])
+        outs.append(found[2])
+        complete = complete and found[3]
+    return ChunkProjection(tuple(coords), tuple(inner), tuple(outs), complete)
+
+
 def plan_range_batches(
     grid: Any, shape: tuple[int, ...], ranges: Sequence[slice], size: int | None = None,
     tiles: tuple[int, ...] | None = None,
@@ -242,10 +262,10 @@ def _batches(
         return
     size = max(1, size if size is not None else config.get("batch_chunks"))
     ndim = len(shape)
-    if all(isinstance(g, Run) and g.count <= _SMALL_RUN for g in groups):
-        small = _small_batch(grid, shape, groups, size)  # type: ignore[arg-type]
+    if all(type(g) is Run and g.count <= _SMALL_RUN for g in groups):
+        small = _small_batch(grid, shape, groups, size, tiles)  # type: ignore[arg-type]
         if small is not None:
-            yield small if tiles is None else by_tiles(small, tiles)
+            yield small if tiles is None or small.units is not None else by_tiles(small, tiles)
             return
     parts = [_project(grid, shape, g, simple) for g in groups]
     if tiles is not None:
@@ -266,7 +286,7 @@ def by_tiles(batch: ChunkBatch, tiles: tuple[int, ...]) -> ChunkBatch:
     each tile's chunks in C order, and its :attr:`~ChunkBatch.units` set."""
     n = len(batch)
     if n == 1:  # (a small read: no sorting)
-        batch.units = np.array([0, 1], dtype=np.int64)
+        batch.units = _ONE_UNIT
         batch.unit_coords = np.array(
             [[c // t for c, t in zip(batch.coords[0].tolist(), tiles)]], dtype=np.int64)
         return batch
@@ -437,14 +457,17 @@ def _small_projections(
 
 
 _TRUE, _FALSE = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
-_TRUE.flags.writeable = _FALSE.flags.writeable = False
+_ONE_UNIT = np.array([0, 1], dtype=np.int64)  # the units of a batch of one chunk
+_TRUE.flags.writeable = _FALSE.flags.writeable = _ONE_UNIT.flags.writeable = False
 
 
 def _small_batch(
-    grid: Any, shape: tuple[int, ...], runs: Sequence[Run], size: int
+    grid: Any, shape: tuple[int, ...], runs: Sequence[Run], size: int,
+    tiles: tuple[int, ...] | None = None,
 ) -> ChunkBatch | None:
     """The one batch of a selection of one run per axis touching at most ``size`` chunks,
-    built from the grid's per-axis tuples; ``None`` if it touches more."""
+    built from the grid's per-axis tuples; ``None`` if it touches more. A batch of one
+    chunk is made with its one unit (``tiles``: as :func:`by_tiles`)."""
     per_axis = [
         grid.axis_projections(g.axis, g.start, g.step, g.count, shape[g.axis]) for g in runs
     ]
@@ -454,13 +477,13 @@ def _small_batch(
     if total > size:
         return None
     if total == 1:  # (inside one chunk: the commonest small read)
-        entries = [e[0] for e in per_axis]
-        return ChunkBatch(
-            np.array([[e[0] for e in entries]], np.int64),
-            _TRUE if all(e[3] for e in entries) else _FALSE,
-            [tuple(e[1] for e in entries)],
-            [tuple(e[2] for e in entries)],
-        )
+        coords, inner, out, complete = zip(*[e[0] for e in per_axis])
+        batch = ChunkBatch(np.array([coords], np.int64), _TRUE if all(complete) else _FALSE,
+                           [inner], [out])
+        if tiles is not None:
+            batch.units = _ONE_UNIT
+            batch.unit_coords = np.array([[c // t for c, t in zip(coords, tiles)]], np.int64)
+        return batch
     combos = list(product(*per_axis))
     return ChunkBatch(
         np.array([[e[0] for e in combo] for combo in combos], np.int64).reshape(total, len(runs)),

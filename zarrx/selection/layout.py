@@ -62,6 +62,17 @@ class Layout:
     def __init__(self, transform: IndexTransform) -> None:
         shape = transform.shape
         self.shape = shape
+        if not shape and all(type(m) is Const for m in transform.maps):
+            # A point: a fixed index per axis; its buffer is the result reshaped.
+            fixed: list[Group] = [Run(axis, m.value, 1, 1, None, False)
+                                  for axis, m in enumerate(transform.maps)
+                                  if isinstance(m, Const)]
+            self.groups = tuple(fixed)
+            self.buffer_shape = (1,) * len(fixed)
+            self._plain = True
+            self.unused: tuple[int, ...] = ()
+            self.simple_points = False
+            return
         groups: list[Group] = []
         indexed: dict[int, Indexed] = {}
         dims: list[int] = []  # the result dimensions of the runs, in axis order
@@ -85,7 +96,7 @@ class Layout:
             #: Forward runs filling the result's dimensions in order (basic indexing
             #: without negative steps or None): the buffer is the result reshaped.
             self._plain = forward
-            self.unused: tuple[int, ...] = ()
+            self.unused = ()
             self.simple_points = False
             return
         self._plain = False
