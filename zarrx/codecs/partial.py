@@ -69,21 +69,21 @@ def touched_bytes(
     floor = MIN_CHUNK_BYTES if min_bytes is None else min_bytes
     if nbytes < floor or len(selection) != len(shape):
         return None
-    first = last = 0
-    stride = itemsize
-    for n, sel in zip(reversed(shape), reversed(selection)):
+    first = last = 0  # the first and last selected elements' C-order positions
+    for n, sel in zip(shape, selection):
         if type(sel) is not slice:
             return None
         start, stop, step = sel.start, sel.stop, sel.step
         if start is None or stop is None or stop <= start:
             return None
-        step = 1 if step is None else step
-        if step < 1:
+        if step is None:
+            step = 1
+        elif step < 1:
             return None
-        first += start * stride
-        last += (start + (stop - 1 - start) // step * step) * stride
-        stride *= n
-    stop = last + itemsize
+        first = first * n + start
+        last = last * n + start + (stop - 1 - start) // step * step
+    first *= itemsize
+    stop = (last + 1) * itemsize
     if stop - first > nbytes * (MAX_SHARE if share is None else share):
         return None
     return first, stop
