@@ -3,6 +3,8 @@ oracles; the configuration is written as zarr-python 3.4 writes it."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -105,3 +107,18 @@ def test_fill_value_is_encoded_and_arrays_round_trip() -> None:
                                   [1003, 1003, 1000, 1001, 1002, 1003, 1004, 1003, 1003, 1003])
     with pytest.raises(CodecError, match="outside the range"):
         a[0] = 999
+
+
+@pytest.mark.parametrize("dtype", ["i1", "i2", "i4", "i8"])
+def test_decoding_the_minimum_by_minus_one(dtype: str) -> None:
+    """``offset -1, scale -1`` maps the type's ends onto each other; decoding divides the
+    minimum by -1, which does not fit the type (it must not overflow on the way)."""
+    info = np.iinfo(dtype)
+    codec = ScaleOffsetCodec(-1, -1)
+    spec = ChunkSpec((2,), np.dtype(dtype), np.dtype(dtype).type(0))
+    values = np.array([info.max, info.min], dtype)
+    encoded = codec.encode(values, spec)
+    assert encoded.tolist() == [int(info.min), int(info.max)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert codec.decode(encoded, spec).tolist() == values.tolist()

@@ -74,9 +74,10 @@ def _fits(dtype: np.dtype, offset: int, scale: int, decode: bool) -> bool:
     over the type's bounds, so the arithmetic may run in the type itself)."""
     info = np.iinfo(dtype)
     low, high = int(info.min), int(info.max)
-    if decode:
-        ends = (low // scale + offset, high // scale + offset)
-    else:  # then ``x - offset`` is in range too, as ``|scale| >= 1``
+    if decode:  # ``x // scale`` too (the minimum // -1 does not fit)
+        quotients = (low // scale, high // scale)
+        ends = (*quotients, quotients[0] + offset, quotients[1] + offset)
+    else:  # ``x - offset`` may wrap around and come back in range: NumPy's arrays do
         ends = ((low - offset) * scale, (high - offset) * scale)
     return all(low <= e <= high for e in ends)
 
