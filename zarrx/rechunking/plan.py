@@ -91,7 +91,7 @@ class Geometry:
         return (tasks + engine_threads) * 2 * (self.unit_bytes() + self.chunk_bytes())
 
     def task_bytes(self, slab: Sequence[int]) -> int:
-        return (3 if self.cast else 2) * math.prod(slab) * self.itemsize
+        return (4 if self.cast else 3) * math.prod(slab) * self.itemsize
 
 
 @dataclass(frozen=True)
