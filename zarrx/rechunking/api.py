@@ -249,13 +249,12 @@ def start(job: _Job) -> Array:
     if job.state is None:
         if job.existing is not None:
             erase_node(store, path, job.existing)
+            job.existing = None
         job.record.erase()  # (a record left by a node erased by hand)
         job.state = State(_describe(job.src), job.fingerprint, metadata_digest(job.meta),
                           job.options, job.plan.to_json())
         job.record.save(job.state)
-    if job.existing is None or job.state.phase == "creating" or (
-        job.existing is not None and job.existing.node_type != "array"
-    ):
+    if job.existing is None:  # (a resumed rechunk interrupted before it made the node)
         written = create_node(store, path, job.meta, overwrite=False)
     else:
         written = job.existing
@@ -383,7 +382,8 @@ def run_jobs(jobs: list[_Job], progress: Any, threads: int, executor: Any,
         batch = max(1, min(batch, job.plan.task_bytes // (2 * max(unit, 1))))
     try:
         reporter.update()
-        with config.set(threads=threads, batch_chunks=batch):
+        engine = min((j.plan.engine_threads for j in jobs), default=threads)
+        with config.set(threads=engine if executor is None else threads, batch_chunks=batch):
             for job, _target, stages in plans:
                 for name, todo, _ in stages:
                     reporter.stage = name
