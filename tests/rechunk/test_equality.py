@@ -225,3 +225,14 @@ def test_property_equals_numpy(case: Any, max_mem: str) -> None:
         return
     assert out.chunks == new
     assert same(out[...], data)
+
+
+def test_sparse_source_and_another_fill_value() -> None:
+    src = zarrx.create_array(MemoryStore(), shape=(30, 30), dtype="i4", chunks=(1, 30),
+                             fill_value=0)
+    src[3] = 7  # one stored chunk; the rest reads as 0
+    same_fill = rechunked(src, chunks=(30, 3))
+    assert same_fill.nchunks_initialized == 10
+    other = rechunked(src, chunks=(30, 3), fill_value=5)
+    assert other.fill_value == 5
+    assert (other[...][4:] == 0).all()  # the source's fill, written as data

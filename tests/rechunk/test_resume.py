@@ -21,8 +21,10 @@ CHILD = r"""
 import os, signal, sys, zarrx
 src, dst, path, kill_after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 chunks = tuple(int(c) for c in sys.argv[5].split(","))
-def progress(update):
-    if update.done >= kill_after:
+finished = []
+def progress(update):  # killed once this run finished kill_after slabs
+    finished.append(update)
+    if len(finished) > kill_after:
         os.kill(os.getpid(), signal.SIGKILL)
 zarrx.rechunk(src, dst, target_path=path or None, chunks=chunks, max_mem=sys.argv[6],
               threads=2, progress=progress)

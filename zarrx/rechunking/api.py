@@ -37,6 +37,7 @@ from zarrx.rechunking.record import (
 )
 from zarrx.rechunking.target import Options, intermediate_keywords, target_keywords
 from zarrx.rechunking.tasks import SlabTask, executor_slots, object_regions, run_tasks
+from zarrx.transfer import regions
 
 #: Bytes per element assumed for variable-length strings and bytes when sizing slabs.
 VARIABLE_ITEMSIZE = 64
@@ -272,29 +273,53 @@ def _intermediate(job: _Job, target: Array) -> Array:
                  config={"write_empty_chunks": False})
 
 
-def stage_tasks(job: _Job, target: Array) -> list[tuple[str, list[SlabTask], int]]:
-    """Per stage: its name, the tasks left, and how many were done before."""
+def _slabs_with_data(source: Array, dest: Array, slab: tuple[int, ...]) -> set[int] | None:
+    """Numbers of the slabs of ``dest`` that overlap an initialised object of ``source``
+    (:func:`zarrx.transfer.regions`: one listing of the source); the others hold only
+    the fill value, which a new target reads without storing anything. ``None``: all
+    of them (a grid of variable chunk sizes)."""
+    units = getattr(source.metadata.chunk_grid, "chunk_shape", None)
+    if units is None or not all(isinstance(u, int | np.integer) for u in units):
+        return None
+    grid = [max(1, -(-n // s)) for n, s in zip(dest.shape, slab)]
+    out = set()
+    for region in regions(source, dest):
+        number = 0
+        for r, s, g in zip(region, slab, grid):
+            number = number * g + r.start // s
+        out.add(number)
+    return out
+
+
+def stage_tasks(
+    job: _Job, target: Array, settings: tuple[tuple[str, Any], ...] | None = None
+) -> list[tuple[str, list[SlabTask], int]]:
+    """Per stage: its name, the tasks left, and how many slabs need no work (done
+    before, or — in the first stage — nothing but fill values to copy)."""
     out = []
     source = job.src
     for name, slab in job.plan.stages():
         dest = _intermediate(job, target) if name == "intermediate" else target
         done = job.record.done(name)
+        wanted = _slabs_with_data(source, dest, slab) if source is job.src else None
         present = listed_keys(dest) if job.resumed else set()
         prefix = data_prefix(dest.path, dest.metadata)
         todo = []
+        skipped = 0
         for number, region in slabs(job.plan.shape, slab):
-            if number in done:
+            if number in done or (wanted is not None and number not in wanted):
+                skipped += 1
                 continue
             objects = None
             if present:
-                regions = object_regions(dest, region)
-                missing = tuple(r for c, r in regions
+                regions_ = object_regions(dest, region)
+                missing = tuple(r for c, r in regions_
                                 if prefix + dest.metadata.chunk_key(c) not in present)
-                if len(missing) < len(regions):
+                if len(missing) < len(regions_):
                     objects = missing
             todo.append(SlabTask(source, dest, number, region,
-                                 job.record.marker(name, number), objects))
-        out.append((name, todo, len(done)))
+                                 job.record.marker(name, number), objects, settings))
+        out.append((name, todo, skipped))
         source = dest
     return out
 
@@ -370,20 +395,23 @@ def run_jobs(jobs: list[_Job], progress: Any, threads: int, executor: Any,
              window: int, on_job: Callable[[_Job], None] | None = None) -> list[Array]:
     """Start and run prepared jobs in order, with one progress display over all;
     ``on_job(job)`` once each is complete."""
-    targets = [start(job) for job in jobs]
-    plans = [(job, t, stage_tasks(job, t)) for job, t in zip(jobs, targets)]
-    total = sum(count(job.plan.shape, slab) for job, _, _ in plans
-                for _, slab in job.plan.stages())
-    done = sum(before for _, _, stages in plans for _, _, before in stages)
-    reporter = _Reporter(progress, total, done)
     batch = config.get("batch_chunks")  # compressed chunks a batched store fetches at once
     for job in jobs:
         unit = geometry(job.src, job.meta).unit_bytes()
         batch = max(1, min(batch, job.plan.task_bytes // (2 * max(unit, 1))))
+    engine = min((j.plan.engine_threads for j in jobs), default=threads)
+    if executor is not None:
+        engine = threads
+    settings = None if executor is None else (("threads", engine), ("batch_chunks", batch))
+    targets = [start(job) for job in jobs]
+    plans = [(job, t, stage_tasks(job, t, settings)) for job, t in zip(jobs, targets)]
+    total = sum(count(job.plan.shape, slab) for job, _, _ in plans
+                for _, slab in job.plan.stages())
+    done = sum(before for _, _, stages in plans for _, _, before in stages)
+    reporter = _Reporter(progress, total, done)
     try:
         reporter.update()
-        engine = min((j.plan.engine_threads for j in jobs), default=threads)
-        with config.set(threads=engine if executor is None else threads, batch_chunks=batch):
+        with config.set(threads=engine, batch_chunks=batch):
             for job, _target, stages in plans:
                 for name, todo, _ in stages:
                     reporter.stage = name

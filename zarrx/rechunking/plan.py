@@ -6,9 +6,10 @@ memory a task needs is modelled as
     task(slab) = (3 + cast) * slab_bytes
 
 (the slab itself, up to its size again for the encoded objects written, a contiguous
-copy the write may make, and, when the dtype changes, the cast copy), and every decoding or encoding thread of the engine
-may hold ``2 * (source read unit + target chunk)`` bytes at once (a chunk decoded into a
-scratch buffer, its compressed bytes). With ``P`` tasks at once and ``E`` engine threads:
+copy the write may make, and, when the dtype changes, the cast copy), and every decoding
+or encoding thread of the engine may hold ``2 * (source read unit + target chunk)`` bytes
+at once (a chunk decoded into a scratch buffer, its compressed bytes). With ``P`` tasks
+at once and ``E`` engine threads:
 
     peak = P * task(slab) + (P + E) * 2 * (source unit + target chunk) <= max_mem
 
