@@ -236,3 +236,17 @@ def test_sparse_source_and_another_fill_value() -> None:
     other = rechunked(src, chunks=(30, 3), fill_value=5)
     assert other.fill_value == 5
     assert (other[...][4:] == 0).all()  # the source's fill, written as data
+
+
+def test_variable_length_through_an_intermediate_stage() -> None:
+    from zarrx.rechunking.api import geometry
+    from zarrx.rechunking.plan import make_plan
+
+    words = np.array([f"w{i}" * (i % 5) for i in range(16 * 16 * 16)], dtype=object)
+    src = zarrx.create_array(MemoryStore(), shape=(16, 16, 16), dtype=str, chunks=(1, 16, 16))
+    src[...] = words.reshape(16, 16, 16)
+    model = zarrx.create_array(MemoryStore(), shape=(16, 16, 16), dtype=str, chunks=(16, 1, 1))
+    plan = make_plan(geometry(src, model.metadata), 400 << 10, 2, 2)
+    assert plan.mode == "intermediate"
+    out = rechunked(src, chunks=(16, 1, 1), max_mem=400 << 10)
+    assert out.chunks == (16, 1, 1)

@@ -102,3 +102,15 @@ def test_a_process_executor_runs_the_plan(tmp_path: Path) -> None:
                             max_mem="64KiB")
     assert np.array_equal(out[...], data)
     assert out.chunks == (40, 1)
+
+
+def test_target_inside_a_hierarchy_of_another_format(src: zarrx.Array, tmp_path: Path) -> None:
+    root = tmp_path / "v2.zarr"
+    zarrx.create_group(str(root), zarr_format=2)
+    before = sorted(LocalStore(root).list())
+    with pytest.raises(MetadataError, match="one format"):
+        zarrx.rechunk(src, str(root), target_path="x", chunks=(6, 1), zarr_format=3)
+    assert sorted(LocalStore(root).list()) == before
+    out = zarrx.rechunk(src, str(root), target_path="x", chunks=(6, 1), zarr_format=2)
+    assert out.zarr_format == 2
+    assert np.array_equal(out[...], src[...])

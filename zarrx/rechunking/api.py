@@ -12,7 +12,7 @@ a memory bound, resumably, on threads or a cluster. See ``docs/rechunk.md``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 from zarrx import config
 from zarrx.arrays import Array
 from zarrx.creation import array_metadata
-from zarrx.errors import ArgumentError, NodeExistsError, NodeTypeError
+from zarrx.errors import ArgumentError, NodeExistsError, NodeTypeError, ZarrxError
 from zarrx.info import listed_keys
 from zarrx.metadata.io import data_prefix, find_node, normalize_path
 from zarrx.metadata.nodes import create_node, erase_node, open_store
@@ -256,7 +256,11 @@ def start(job: _Job) -> Array:
                           job.options, job.plan.to_json())
         job.record.save(job.state)
     if job.existing is None:  # (a resumed rechunk interrupted before it made the node)
-        written = create_node(store, path, job.meta, overwrite=False)
+        try:
+            written = create_node(store, path, job.meta, overwrite=False)
+        except ZarrxError:  # refused (e.g. a hierarchy of another format): leave nothing
+            job.record.erase()
+            raise
     else:
         written = job.existing
     if metadata_digest(written) != job.state.target:
@@ -293,35 +297,41 @@ def _slabs_with_data(source: Array, dest: Array, slab: tuple[int, ...]) -> set[i
 
 def stage_tasks(
     job: _Job, target: Array, settings: tuple[tuple[str, Any], ...] | None = None
-) -> list[tuple[str, list[SlabTask], int]]:
-    """Per stage: its name, the tasks left, and how many slabs need no work (done
-    before, or — in the first stage — nothing but fill values to copy)."""
+) -> list[tuple[str, Iterator[SlabTask], int]]:
+    """Per stage: its name, the tasks left (made as they are asked for, so a plan of many
+    slabs holds a few at a time), and how many slabs need no work (done before, or — in
+    the first stage — nothing but fill values to copy)."""
     out = []
     source = job.src
     for name, slab in job.plan.stages():
         dest = _intermediate(job, target) if name == "intermediate" else target
         done = job.record.done(name)
         wanted = _slabs_with_data(source, dest, slab) if source is job.src else None
-        present = listed_keys(dest) if job.resumed else set()
-        prefix = data_prefix(dest.path, dest.metadata)
-        todo = []
-        skipped = 0
-        for number, region in slabs(job.plan.shape, slab):
-            if number in done or (wanted is not None and number not in wanted):
-                skipped += 1
-                continue
-            objects = None
-            if present:
-                regions_ = object_regions(dest, region)
-                missing = tuple(r for c, r in regions_
-                                if prefix + dest.metadata.chunk_key(c) not in present)
-                if len(missing) < len(regions_):
-                    objects = missing
-            todo.append(SlabTask(source, dest, number, region,
-                                 job.record.marker(name, number), objects, settings))
-        out.append((name, todo, skipped))
+        total = count(job.plan.shape, slab)
+        left = total - len(done) if wanted is None else len(wanted - done)
+        out.append((name, _tasks(job, name, source, dest, slab, done, wanted, settings),
+                    total - left))
         source = dest
     return out
+
+
+def _tasks(job: _Job, name: str, source: Array, dest: Array, slab: tuple[int, ...],
+           done: set[int], wanted: set[int] | None,
+           settings: tuple[tuple[str, Any], ...] | None) -> Iterator[SlabTask]:
+    present = listed_keys(dest) if job.resumed else set()
+    prefix = data_prefix(dest.path, dest.metadata)
+    for number, region in slabs(job.plan.shape, slab):
+        if number in done or (wanted is not None and number not in wanted):
+            continue
+        objects = None
+        if present:
+            regions_ = object_regions(dest, region)
+            missing = tuple(r for c, r in regions_
+                            if prefix + dest.metadata.chunk_key(c) not in present)
+            if len(missing) < len(regions_):
+                objects = missing
+        yield SlabTask(source, dest, number, region, job.record.marker(name, number),
+                       objects, settings)
 
 
 def rechunk(
