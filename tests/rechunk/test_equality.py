@@ -250,3 +250,14 @@ def test_variable_length_through_an_intermediate_stage() -> None:
     assert plan.mode == "intermediate"
     out = rechunked(src, chunks=(16, 1, 1), max_mem=400 << 10)
     assert out.chunks == (16, 1, 1)
+
+
+def test_draft_sharded_source_and_target(cube: np.ndarray) -> None:
+    src = zarrx.create_array(MemoryStore(), data=cube, chunks=(2, 3, 5), shards=(4, 6, 10),
+                             zarr_format=DRAFT)
+    assert src.shards == (4, 6, 10)
+    v3 = rechunked(src, chunks=(20, 2, 2), shards=(20, 4, 10), zarr_format=3)
+    assert v3.shards == (20, 4, 10)
+    back = rechunked(v3, chunks=(5, 2, 5), shards=(10, 4, 10), zarr_format=DRAFT)
+    assert back.zarr_format == DRAFT
+    assert back.shards == (10, 4, 10)
