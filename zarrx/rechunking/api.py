@@ -186,14 +186,7 @@ class _Job:
     existing: Any  # metadata of a node at the target path
     fingerprint: dict[str, str]
     options: str
-
-    @property
-    def resumed(self) -> bool:
-        """Whether this job finishes an interrupted rechunk (decided by :func:`prepare`)."""
-        return self._resumed
-
-    def __post_init__(self) -> None:
-        self._resumed = self.state is not None
+    resumed: bool  # it finishes an interrupted rechunk
 
 
 def prepare(
@@ -237,7 +230,7 @@ def prepare(
     else:
         plan = make_plan(geometry(src, meta), max_mem, threads, engine_threads)
     return _Job(src, store, path, fmt, kw, meta, record, plan, state, existing, fingerprint,
-                options)
+                options, resumed=state is not None)
 
 
 def _describe(src: Array) -> str:
@@ -301,9 +294,13 @@ def stage_tasks(
     """Per stage: its name, the tasks left (made as they are asked for, so a plan of many
     slabs holds a few at a time), and how many slabs need no work (done before, or — in
     the first stage — nothing but fill values to copy)."""
-    out = []
+    out: list[tuple[str, Iterator[SlabTask], int]] = []
     source = job.src
+    complete = job.state is not None and job.state.phase == "complete"
     for name, slab in job.plan.stages():
+        if complete:  # interrupted while erasing its record: nothing left to copy
+            out.append((name, iter(()), count(job.plan.shape, slab)))
+            continue
         dest = _intermediate(job, target) if name == "intermediate" else target
         done = job.record.done(name)
         wanted = _slabs_with_data(source, dest, slab) if source is job.src else None

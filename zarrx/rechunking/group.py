@@ -191,7 +191,7 @@ def rechunk_group(
         if existing is not None:
             erase_node(store, path, existing)
         for job in jobs:
-            job.existing, job.state = None, None
+            job.existing, job.state, job.resumed = None, None, False
         record.save({"format": "zarrx-rechunk-group", "source": fingerprint})
     for rel, node in [("", group), *groups]:
         where = join_path(path, rel) if rel else path
