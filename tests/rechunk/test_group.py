@@ -125,3 +125,27 @@ def test_group_killed_then_resumed(tmp_path: Path) -> None:
     for path in ("a", "sub/b"):
         assert np.array_equal(out[path][...], source[path][...])
     assert not any(".zarrx-rechunk" in k for k in LocalStore(dst).list())
+
+
+def test_group_interrupted_between_arrays(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarrx.rechunking.record import Record
+
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    source = hierarchy(str(src))
+    erase = Record.erase
+
+    def dies_after_the_first_array(self: Record) -> None:
+        if self.load() is not None:  # an array's copy is complete: die before clearing
+            raise RuntimeError("killed")
+        erase(self)
+
+    monkeypatch.setattr(Record, "erase", dies_after_the_first_array)
+    with pytest.raises(RuntimeError, match="killed"):
+        zarrx.rechunk_group(str(src), str(dst), chunks={"a": (64, 1)})
+    monkeypatch.setattr(Record, "erase", erase)
+    assert any(k.startswith("a/.zarrx-rechunk/") for k in LocalStore(dst).list())
+    out = zarrx.rechunk_group(str(src), str(dst), chunks={"a": (64, 1)})
+    for path in ("a", "sub/b"):
+        assert np.array_equal(out[path][...], source[path][...])
+    assert not any(".zarrx-rechunk" in k for k in LocalStore(dst).list())

@@ -425,9 +425,9 @@ def run_jobs(jobs: list[_Job], progress: Any, threads: int, executor: Any,
                     tasks = job.plan.tasks if executor is None else threads
                     run_tasks(todo, tasks, executor, window,
                               lambda _task, nbytes: reporter.update(1, nbytes))
-                job.record.erase()
-                if on_job is not None:
+                if on_job is not None:  # (first: a job recorded done never runs again)
                     on_job(job)
+                job.record.erase()
         reporter.update(finished=True)
     finally:
         reporter.close()
