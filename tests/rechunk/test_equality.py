@@ -245,7 +245,7 @@ def test_sparse_source_and_another_fill_value() -> None:
 
 
 def test_variable_length_through_an_intermediate_stage() -> None:
-    from zarrx.rechunking.api import geometry
+    from zarrx.rechunking.jobs import geometry
     from zarrx.rechunking.plan import make_plan
 
     words = np.array([f"w{i}" * (i % 5) for i in range(16 * 16 * 16)], dtype=object)
@@ -280,7 +280,7 @@ def test_awkward_shapes_through_the_intermediate_stage(
     shape: tuple[int, ...], source: tuple[int, ...], target: tuple[int, ...], shards: Any,
     max_mem: int,
 ) -> None:
-    from zarrx.rechunking.api import geometry
+    from zarrx.rechunking.jobs import geometry
     from zarrx.rechunking.plan import make_plan
 
     data = np.random.default_rng(2).integers(-1000, 1000, size=shape, dtype="i4")
