@@ -30,7 +30,7 @@ from zarrx.groups import Group
 from zarrx.metadata.io import LAYOUTS, data_prefix, find_node, join_path, normalize_path
 from zarrx.metadata.nodes import erase_node, open_store, write_group
 from zarrx.rechunking.api import check_executor, check_threads
-from zarrx.rechunking.jobs import prepare, run_jobs
+from zarrx.rechunking.jobs import overlaps, prepare, run_jobs
 from zarrx.rechunking.parse import parse_mem
 from zarrx.rechunking.record import Record, digest, record_prefix, source_fingerprint
 from zarrx.rechunking.target import Options, check_format, target_keywords
@@ -143,6 +143,9 @@ def rechunk_group(
     group = _open_group(source, source_path, source_storage_options)
     store = open_store(target, "a", target_storage_options)
     path = normalize_path(target_path)
+    if overlaps(group, store, path):
+        raise ArgumentError(f"the target {'/' + path!r} in {store!r} is the source group, or "
+                            "lies inside it, or contains it; choose another target")
     fmt = check_format(zarr_format, group.zarr_format)
     check_executor(executor, group, store)  # type: ignore[arg-type]
     per_worker, window = (n, 0) if executor is None else executor_slots(executor, threads)

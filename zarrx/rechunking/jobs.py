@@ -35,7 +35,9 @@ from zarrx.transfer import regions
 VARIABLE_ITEMSIZE = 64
 
 
-def _same_node(src: Array, store: Any, path: str) -> bool:
+def overlaps(src: Any, store: Any, path: str) -> bool:
+    """Whether the node at ``path`` of ``store`` is ``src`` (an array or group), or lies
+    inside it, or contains it."""
     from zarrx.storage import LocalStore
 
     same_store = src.store is store or (
@@ -104,7 +106,7 @@ def prepare(
 ) -> Job:
     """Check and plan the rechunk of ``src`` into ``path`` of ``store``; nothing written."""
     where = _where(store, path)
-    if _same_node(src, store, path):
+    if overlaps(src, store, path):
         raise ArgumentError(f"{where}: the target is the source (or inside it, or contains "
                             "it); choose another target")
     fmt, kw = target_keywords(src.metadata, opts, where)
@@ -276,4 +278,6 @@ def run_jobs(jobs: list[Job], progress: Any, threads: int, executor: Any,
     return [Array(t.store, t.path, find_node(t.store, t.path) or t.metadata) for t in targets]
 
 
-__all__ = ["Job", "geometry", "prepare", "run_jobs", "source_edges", "stage_tasks", "start"]
+__all__ = [
+    "Job", "geometry", "overlaps", "prepare", "run_jobs", "source_edges", "stage_tasks", "start",
+]
