@@ -198,10 +198,12 @@ def rechunk_group(
                             per_worker, resume=not fresh, overwrite=fresh))
     # -- everything is checked: now write
     if fresh:
-        if existing is not None:
-            erase_node(store, path, existing)
         for job in jobs:
             job.existing, job.state, job.resumed = None, None, False
+            if existing is not None:
+                job.stray = False  # (erased with the old group, just below)
+        if existing is not None:
+            erase_node(store, path, existing)
         record.save({"format": "zarrx-rechunk-group", "source": fingerprint})
     for leftover in leftovers:
         leftover.erase()

@@ -29,6 +29,7 @@ from zarrx.rechunking.record import (
 from zarrx.rechunking.report import Reporter
 from zarrx.rechunking.target import Options, intermediate_keywords, target_keywords
 from zarrx.rechunking.tasks import SlabTask, object_regions, run_tasks
+from zarrx.stores.keys import validate_prefix
 from zarrx.transfer import regions
 
 #: Bytes per element assumed for variable-length strings and bytes when sizing slabs.
@@ -98,6 +99,7 @@ class Job:
     fingerprint: dict[str, str]
     options: str
     resumed: bool  # it finishes an interrupted rechunk
+    stray: bool = False  # keys without a node at the target's data prefix, to erase
 
 
 def prepare(
@@ -126,6 +128,15 @@ def prepare(
         )
     if overwrite:
         state = None
+    stray = existing is None and state is None and bool(path) and any(
+        not key.startswith(record.prefix)
+        for key in store.list_prefix(data_prefix(path, meta))
+    )  # (what an erase interrupted, or something else, left where the chunks will go)
+    if stray and not overwrite:
+        raise NodeExistsError(
+            f"{where}: keys are stored under {data_prefix(path, meta)!r} though no node is "
+            "there; pass overwrite=True to erase them"
+        )
     fingerprint = source_fingerprint(src)
     if state is not None:
         record.check(state, fingerprint, options,
@@ -141,7 +152,7 @@ def prepare(
     else:
         plan = make_plan(geometry(src, meta), max_mem, threads, engine_threads)
     return Job(src, store, path, fmt, kw, meta, record, plan, state, existing, fingerprint,
-                options, resumed=state is not None)
+               options, resumed=state is not None, stray=stray)
 
 
 def _describe(src: Array) -> str:
@@ -155,6 +166,8 @@ def start(job: Job) -> Array:
         if job.existing is not None:
             erase_node(store, path, job.existing)
             job.existing = None
+        if job.stray:
+            store.erase_prefix(validate_prefix(data_prefix(path, job.meta)))
         job.record.erase()  # (a record left by a node erased by hand)
         job.state = State(_describe(job.src), job.fingerprint, metadata_digest(job.meta),
                           job.options, job.plan.to_json())
