@@ -74,6 +74,7 @@ def _fits(dtype: np.dtype, offset: int, scale: int, decode: bool) -> bool:
     over the type's bounds, so the arithmetic may run in the type itself)."""
     info = np.iinfo(dtype)
     low, high = int(info.min), int(info.max)
+    ends: tuple[int, ...]
     if decode:  # ``x // scale`` too (the minimum // -1 does not fit)
         quotients = (low // scale, high // scale)
         ends = (*quotients, quotients[0] + offset, quotients[1] + offset)
