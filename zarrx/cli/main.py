@@ -1,8 +1,10 @@
-"""The ``zarrx`` command: ``demo``, ``info``, ``tree``, ``spec``, ``validate``, ``convert``.
+"""The ``zarrx`` command: ``demo``, ``info``, ``tree``, ``spec``, ``validate``, ``convert``,
+``rechunk`` (:mod:`zarrx.cli.rechunk`), ``plugins``, ``fsck``.
 
 Exit status: 0 on success, 1 when ``validate`` finds differences (or ``convert --verify``
 finds a differing chunk), 2 for bad input (a missing path, a malformed spec file, an
-existing destination, a conversion the target format cannot hold), 130 on Ctrl-C.
+existing destination, a conversion the target format cannot hold, a malformed option of
+``rechunk``), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -237,8 +239,8 @@ def _convert(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zarrx", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Inspect, describe, validate and convert Zarr data (v3, v2 and the 3.0 "
-        "draft).",
+        description="Inspect, describe, validate, convert and rechunk Zarr data (v3, v2 and "
+        "the 3.0 draft).",
         epilog="Exit status: 0 success, 1 differences found, 2 bad input, 130 interrupted.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -340,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
     bar.add_argument("--no-progress", dest="progress", action="store_const", const="off",
                      help="never show the progress bar")
     conv.set_defaults(func=_convert, progress=None)
+
+    from zarrx.cli import rechunk
+
+    rechunk.register(command)
 
     plugins = command(
         "plugins", "list the codecs, data types, grids, key encodings, stores and extensions "
