@@ -114,6 +114,8 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "open_like",
+    "rechunk",
+    "rechunk_group",
     "save",
     "save_array",
     "save_group",
@@ -136,6 +138,11 @@ def __getattr__(name: str) -> object:
         from zarrx import async_nodes
 
         return getattr(async_nodes, name)
+    if name in ("rechunk", "rechunk_group"):
+        # (the import system's lock makes a first use from several threads safe)
+        from zarrx import rechunking
+
+        return getattr(rechunking, name)
     raise AttributeError(f"module 'zarrx' has no attribute {name!r}")
 
 

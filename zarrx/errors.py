@@ -210,3 +210,13 @@ class CastingError(ZarrxError, TypeError):
 
 
 __all__ += ["CastingError"]
+
+
+class RechunkError(ZarrxError, ValueError):
+    """``zarrx.rechunk`` cannot start or go on: ``max_mem`` too small for one target object
+    and one source chunk, a cast the ``"same_kind"`` rule refuses, or an interrupted rechunk
+    whose source or target changed since (the message names the node, the key and what
+    was expected)."""
+
+
+__all__ += ["RechunkError"]
