@@ -241,6 +241,7 @@ def start(job: _Job) -> Array:
     if job.state is None:
         if job.existing is not None:
             erase_node(store, path, job.existing)
+            job.existing = None  # (overwritten: the node is created anew below)
         job.record.erase()  # (a record left by a node erased by hand)
         job.state = State(_describe(job.src), job.fingerprint, metadata_digest(job.meta),
                           job.options, job.plan.to_json())
