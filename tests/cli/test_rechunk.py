@@ -14,7 +14,7 @@ import zarr
 import zarrx
 from zarrx.cli.main import main
 
-from .conftest import one_error_line, zarrx_command
+from .conftest import one_error_line, zarr_python_source, zarrx_command
 
 SHAPE = (24, 30, 36)
 
@@ -74,17 +74,36 @@ def test_overwrite_replaces_the_destination(tmp_path: Path) -> None:
     np.testing.assert_array_equal(out[...], data)
 
 
+def test_arrays_inside_groups(tmp_path: Path) -> None:
+    src = zarr_python_source(tmp_path / "src", 3)
+    dst = tmp_path / "dst.zarr"
+    zarrx.create_group(str(dst))
+    assert main(["rechunk", str(src), str(dst), "--src-path", "temperature", "--dst-path",
+                 "t/by_row", "--chunks", "1,-1", "--no-progress"]) == 0
+    out = zarr.open_array(str(dst / "t" / "by_row"), mode="r")
+    assert out.chunks == (1, 30)
+    expected = zarr.open_array(str(src / "temperature"), mode="r")[...]
+    np.testing.assert_array_equal(out[...], expected)  # NaN where never written, as there
+    assert dict(out.attrs) == {"units": "K"}
+
+
 BAD = {
     "malformed chunks": (["--chunks", "8,x,8"], "chunks"),
     "zero chunks": (["--chunks", "8,0,8"], "chunks"),
     "wrong rank": (["--chunks", "8,8"], "8"),
     "wrong rank of shards": (["--chunks", "8,8,8", "--shards", "16,16"], "16"),
-    "unknown compressor": (["--chunks", "8,8,8", "--compressor", "nosuchcodec:3"],
-                           "nosuchcodec"),
+    "unknown compressor": (["--chunks", "8,8,8", "--compressor", "nosuchcodec"],
+                           "unknown codec 'nosuchcodec'"),
+    "malformed compressor": (["--chunks", "8,8,8", "--compressor", "nosuchcodec:3"],
+                             "nosuchcodec"),
+    "shards in v2": (["--chunks", "8,8,8", "--shards", "16,16,16"], "no sharding"),
+    "shards not a multiple": (["--chunks", "8,8,8", "--shards", "12,12,12", "--zarr-format",
+                               "3"], "multiple"),
     "bad memory size": (["--chunks", "8,8,8", "--max-mem", "12 parsecs"], "12 parsecs"),
     "zero memory": (["--chunks", "8,8,8", "--max-mem", "0"], "max_mem"),
     "unknown format": (["--chunks", "8,8,8", "--zarr-format", "7"], "--zarr-format"),
     "threads": (["--chunks", "8,8,8", "--threads", "none"], "--threads"),
+    "overwrite and resume": (["--chunks", "8,8,8", "--overwrite", "--resume"], "exclude"),
     "no chunks": ([], "--chunks"),
 }
 

@@ -4,22 +4,21 @@ budget, with :func:`zarrx.rechunk`.
 Every option is read and checked before anything is written: a malformed ``--chunks`` or
 ``--shards``, an unknown compressor, a memory size that is not one, a ``--zarr-format`` or
 ``--threads`` out of range, a layout whose rank is not the source's, a destination that
-exists without ``--overwrite`` — each is one ``zarrx: error: …`` line on stderr and exit
-status 2, and ``DST`` is left as it was. The text forms of chunks, codecs and sizes are
-:mod:`zarrx.rechunking.parse`'s, the library's own. Progress goes to stderr (on a terminal,
-or with ``--progress``).
+exists without ``--overwrite`` (or ``--resume``) — each is one ``zarrx: error: …`` line on
+stderr and exit status 2, and ``DST`` is left as it was (:func:`zarrx.rechunk` checks and
+plans before it writes). The text forms of chunks, codecs and sizes are
+:mod:`zarrx.rechunking.parse`'s, the library's own; ``--zarr-format`` is read as ``convert``
+reads it. Progress goes to stderr (on a terminal, or with ``--progress``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
-
-#: ``--zarr-format``'s values: the source's format when not given.
-FORMATS = ("2", "3")
 
 
 def register(command: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
@@ -49,12 +48,18 @@ def register(command: Callable[[str, str, str], argparse.ArgumentParser]) -> Non
     p.add_argument("--max-mem", metavar="SIZE",
                    help="memory budget for the data in flight, e.g. 256MiB, 2GB (default: "
                    "zarrx.rechunk's, 512MiB)")
-    p.add_argument("--zarr-format", metavar="{2,3}",
+    p.add_argument("--zarr-format", metavar="{2,3,3-draft}",
                    help="the format of DST (default: the source's)")
     p.add_argument("--threads", metavar="N",
                    help="threads reading and writing (default: zarrx.config 'threads')")
+    p.add_argument("--src-path", metavar="PATH",
+                   help="the array's path inside SRC when SRC is a group (default: the root)")
+    p.add_argument("--dst-path", metavar="PATH",
+                   help="where in DST to write the array (default: the root)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing array or hierarchy at DST")
+    p.add_argument("--resume", action="store_true",
+                   help="finish an interrupted rechunk into DST (run with the same options)")
     bar = p.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_const", const="on",
                      help="always show the progress bar (default: only on a terminal)")
@@ -77,6 +82,7 @@ def _positive(text: str, option: str) -> int:
 
 def options(args: argparse.Namespace) -> dict[str, Any]:
     """The keywords of :func:`zarrx.rechunk` the arguments ask for, every one checked."""
+    from zarrx.cli.convert import parse_format
     from zarrx.errors import ArgumentError
     from zarrx.rechunking.parse import parse_chunks, parse_codecs, parse_mem
 
@@ -86,46 +92,53 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
     if args.shards is not None:
         kwargs["shards"] = parse_chunks(args.shards)
     if args.compressor is not None:
-        codecs = parse_codecs(args.compressor)
-        if codecs != "keep":
-            kwargs["compressors"] = codecs
+        kwargs["compressors"] = parse_codecs(args.compressor)
     if args.max_mem is not None:
         kwargs["max_mem"] = parse_mem(args.max_mem)
     if args.zarr_format is not None:
-        if args.zarr_format not in FORMATS:
-            raise ArgumentError(
-                f"--zarr-format must be one of {', '.join(FORMATS)}, got {args.zarr_format!r}")
-        kwargs["zarr_format"] = int(args.zarr_format)
+        kwargs["zarr_format"] = parse_format(args.zarr_format)
     if args.threads is not None:
         kwargs["threads"] = _positive(args.threads, "--threads")
-    kwargs["progress"] = {"on": True, "off": False}.get(args.progress)
+    if args.overwrite and args.resume:
+        raise ArgumentError("--overwrite and --resume exclude each other")
+    shown = {"on": True, "off": False}.get(args.progress)
+    kwargs["progress"] = sys.stderr.isatty() if shown is None else shown
     kwargs["overwrite"] = args.overwrite
+    kwargs["resume"] = args.resume
+    kwargs["source_path"] = args.src_path
+    kwargs["target_path"] = args.dst_path
     return kwargs
 
 
-def _occupied(location: str) -> bool:
-    """Whether a local ``location`` exists and is not an empty directory."""
+def _occupied(location: str, path: str | None) -> bool:
+    """Whether the local directory ``location`` (``path`` in it) exists and is not empty;
+    URLs are left to :func:`zarrx.rechunk`, which refuses an existing node."""
     if "://" in location:
-        return False  # the library decides for URLs
-    if not os.path.exists(location):
         return False
-    return not os.path.isdir(location) or any(os.scandir(location))
+    where = os.path.join(location, *(path or "").strip("/").split("/"))
+    if not os.path.exists(where):
+        return False
+    if not os.path.isdir(where):
+        return True
+    with os.scandir(where) as entries:
+        return any(entries)
 
 
 def run(args: argparse.Namespace) -> int:
     import zarrx
     from zarrx.errors import NodeExistsError, PathNotFoundError
+    from zarrx.rechunking import rechunk
 
     kwargs = options(args)
-    if _occupied(args.dst) and not args.overwrite:
+    if not (args.overwrite or args.resume) and _occupied(args.dst, args.dst_path):
         raise NodeExistsError(f"{args.dst} exists and is not empty; pass --overwrite to "
-                              "replace it")
+                              "replace it (or --resume to finish an interrupted rechunk)")
     try:
-        source = zarrx.open_array(args.src, mode="r")
+        source = zarrx.open_array(args.src, mode="r", path=kwargs.pop("source_path"))
     except PathNotFoundError:
         raise PathNotFoundError(f"{args.src} does not exist") from None
     t0 = time.perf_counter()
-    target = zarrx.rechunk(source, args.dst, **kwargs)
+    target = rechunk(source, args.dst, **kwargs)
     seconds = time.perf_counter() - t0
     mb = source.nbytes / 1e6
     shards = f", shards {target.shards}" if target.shards else ""
