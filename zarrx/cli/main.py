@@ -22,6 +22,8 @@ from typing import cast
 
 import numpy as np
 
+from zarrx.progress import add_options as progress_options
+
 
 def _demo(args: argparse.Namespace) -> int:
     import zarrx
@@ -209,7 +211,6 @@ def _validate(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     from zarrx.cli.convert import convert
 
-    progress = {"on": True, "off": False}.get(args.progress)
     # --storage-options: for SRC and DST, whichever is a URL; --dst-storage-options: DST's.
     urls = [loc for loc in (args.src, args.dst) if "://" in loc]
     options = _storage_options(args.storage_options, *(urls or (args.src, args.dst)))
@@ -218,7 +219,7 @@ def _convert(args: argparse.Namespace) -> int:
         dst_options = _storage_options(args.dst_storage_options, args.dst)
     report = convert(
         args.src, args.dst, args.zarr_format, overwrite=args.overwrite, resume=args.resume,
-        verify=args.verify, threads=args.threads, progress=progress,
+        verify=args.verify, threads=args.threads, progress=args.progress,
         src_options=options if "://" in args.src else None, dst_options=dst_options,
     )
     mb = report.bytes_copied / 1e6
@@ -336,12 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     _url_options(conv, "SRC and DST, whichever is a URL (DST's: --dst-storage-options)")
     conv.add_argument("--dst-storage-options", metavar="JSON",
                       help="options for DST's URL, as --storage-options")
-    bar = conv.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_const", const="on",
-                     help="always show the progress bar (default: only on a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_const", const="off",
-                     help="never show the progress bar")
-    conv.set_defaults(func=_convert, progress=None)
+    progress_options(conv)
+    conv.set_defaults(func=_convert)
 
     from zarrx.cli import rechunk
 

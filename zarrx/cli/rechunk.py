@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from zarrx.progress import add_options as progress_options
+
 
 def register(command: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
     """Add the subcommand through ``zarrx.cli.main``'s ``command(name, summary, details)``."""
@@ -60,12 +62,8 @@ def register(command: Callable[[str, str, str], argparse.ArgumentParser]) -> Non
                    help="replace an existing array or hierarchy at DST")
     p.add_argument("--resume", action="store_true",
                    help="finish an interrupted rechunk into DST (run with the same options)")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_const", const="on",
-                     help="always show the progress bar (default: only on a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_const", const="off",
-                     help="never show the progress bar")
-    p.set_defaults(func=run, progress=None)
+    progress_options(p)
+    p.set_defaults(func=run)
 
 
 def _positive(text: str, option: str) -> int:
@@ -101,8 +99,7 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["threads"] = _positive(args.threads, "--threads")
     if args.overwrite and args.resume:
         raise ArgumentError("--overwrite and --resume exclude each other")
-    shown = {"on": True, "off": False}.get(args.progress)
-    kwargs["progress"] = sys.stderr.isatty() if shown is None else shown
+    kwargs["progress"] = sys.stderr.isatty() if args.progress is None else args.progress
     kwargs["overwrite"] = args.overwrite
     kwargs["resume"] = args.resume
     kwargs["source_path"] = args.src_path
