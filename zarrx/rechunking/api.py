@@ -64,7 +64,7 @@ class _Reporter:
     def __init__(self, progress: Any, total: int, done: int) -> None:
         self.callback = progress if callable(progress) else None
         self.bar = Progress(total, label="rechunk", unit="slabs", done=done,
-                            enabled=True if progress is True else False)
+                            enabled=progress is True)
         self.start = time.perf_counter()
         self.stage = "target"
 
@@ -141,7 +141,7 @@ def source_edges(array: Array) -> tuple[tuple[int, ...], ...]:
         if isinstance(c, tuple):
             edges = [0, *np.cumsum(c).tolist()]
         else:
-            edges = list(range(0, n, int(c))) + [n] if n else [0, 0]
+            edges = [*range(0, n, int(c)), n] if n else [0, 0]
         out.append(tuple(int(e) for e in edges))
     return tuple(out)
 
@@ -185,6 +185,14 @@ class _Job:
     existing: Any  # metadata of a node at the target path
     fingerprint: dict[str, str]
     options: str
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this job finishes an interrupted rechunk (decided by :func:`prepare`)."""
+        return self._resumed
+
+    def __post_init__(self) -> None:
+        self._resumed = self.state is not None
 
 
 def prepare(
@@ -273,7 +281,7 @@ def stage_tasks(job: _Job, target: Array) -> list[tuple[str, list[SlabTask], int
     for name, slab in job.plan.stages():
         dest = _intermediate(job, target) if name == "intermediate" else target
         done = job.record.done(name)
-        present = listed_keys(dest) if job.state is not None else set()
+        present = listed_keys(dest) if job.resumed else set()
         prefix = data_prefix(dest.path, dest.metadata)
         todo = []
         for number, region in slabs(job.plan.shape, slab):
@@ -377,7 +385,7 @@ def run_jobs(jobs: list[_Job], progress: Any, threads: int, executor: Any,
     try:
         reporter.update()
         with config.set(threads=threads, batch_chunks=batch):
-            for job, target, stages in plans:
+            for job, _target, stages in plans:
                 for name, todo, _ in stages:
                     reporter.stage = name
                     tasks = job.plan.tasks if executor is None else threads

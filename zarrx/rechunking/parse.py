@@ -38,7 +38,9 @@ def parse_mem(value: Any) -> int:
     ``"1.5 GiB"``, ``"65536"`` (decimal units are powers of 1000, binary ones of 1024).
     It must be positive."""
     if isinstance(value, bool):
-        raise ArgumentError(f"max_mem must be a size in bytes or text such as '512MiB', got {value!r}")
+        raise ArgumentError(
+            f"max_mem must be a size in bytes or text such as '512MiB', got {value!r}"
+        )
     if isinstance(value, int):
         n = value
     elif isinstance(value, float) and value.is_integer():
@@ -53,7 +55,9 @@ def parse_mem(value: Any) -> int:
             )
         n = int(float(m.group(1)) * _UNITS[unit])
     else:
-        raise ArgumentError(f"max_mem must be a size in bytes or text such as '512MiB', got {value!r}")
+        raise ArgumentError(
+            f"max_mem must be a size in bytes or text such as '512MiB', got {value!r}"
+        )
     if n <= 0:
         raise ArgumentError(f"max_mem must be positive, got {value!r}")
     return n

@@ -80,7 +80,8 @@ class Geometry:
         return tuple(out)
 
     def unit_bytes(self) -> int:
-        biggest = [int(np.diff(np.asarray(e)).max()) if len(e) > 1 else 1 for e in self.source_edges]
+        biggest = [int(np.diff(np.asarray(e)).max()) if len(e) > 1 else 1
+                   for e in self.source_edges]
         return math.prod(biggest) * self.itemsize
 
     def chunk_bytes(self) -> int:
@@ -90,7 +91,7 @@ class Geometry:
         return (tasks + engine_threads) * 2 * (self.unit_bytes() + self.chunk_bytes())
 
     def task_bytes(self, slab: Sequence[int]) -> int:
-        return (3 if self.cast else 2) * math.prod(slab) * self.itemsize
+        return (4 if self.cast else 3) * math.prod(slab) * self.itemsize
 
 
 @dataclass(frozen=True)
@@ -236,12 +237,12 @@ def _intermediate(geo: Geometry, budget: int) -> tuple[Shape, Shape, Shape] | No
     for n, s, t in zip(geo.shape, units, geo.target_object):
         n = max(n, 1)
         s, t = min(s, n), min(t, n)
-        axis = {(n, n, n)}
+        found = {(n, n, n)}
         for c in _divisors(s):
-            axis.add((c, s, min(t * c // math.gcd(t, c), n)))
+            found.add((c, s, min(t * c // math.gcd(t, c), n)))
         for c in _divisors(t):
-            axis.add((c, min(s * c // math.gcd(s, c), n), t))
-        options.append(sorted(axis))
+            found.add((c, min(s * c // math.gcd(s, c), n), t))
+        options.append(sorted(found))
     choice = [min(o, key=lambda x: (x[1] * x[2], -x[0])) for o in options]
 
     def fits(ch: list[tuple[int, int, int]]) -> bool:
@@ -279,7 +280,10 @@ def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) ->
     """The plan for ``geo`` within ``max_mem`` bytes (see the module's docstring)."""
     one = tuple(min(t, max(n, 1)) for t, n in zip(geo.target_object, geo.shape))
     tasks = max(1, threads)
-    while tasks > 1 and tasks * geo.task_bytes(one) + geo.transients(tasks, engine_threads) > max_mem:
+    def peak(n: int) -> int:
+        return n * geo.task_bytes(one) + geo.transients(n, engine_threads)
+
+    while tasks > 1 and peak(tasks) > max_mem:
         tasks -= 1
     budget = (max_mem - geo.transients(tasks, engine_threads)) // tasks
     if geo.task_bytes(one) > budget:
