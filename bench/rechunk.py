@@ -62,15 +62,18 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
+
+# bench/compare.py's helpers (its imports are the standard library and NumPy, which every
+# environment here has, the peers' included)
+from compare import _reset_peak_rss, _status_kib, _subset, data_root, machine, make_data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -195,9 +198,10 @@ def _numcodecs_codec(codec: str) -> Any:
 
 def run_zarrx(job: Job) -> None:
     import zarrx
+    from zarrx.rechunking import rechunk  # zarrx.rechunk
 
     source = zarrx.open_array(job.src, mode="r")
-    zarrx.rechunk(source, job.dst, chunks=job.chunks, shards=job.shards,
+    rechunk(source, job.dst, chunks=job.chunks, shards=job.shards,
                   compressors=_zarrx_codec(job.codec), zarr_format=job.zarr_format,
                   max_mem=job.max_mem)
 
@@ -260,23 +264,6 @@ def call_text(lib: str, job: Job) -> str:
     codec = "Blosc(lz4)" if job.codec == LZ4 else "Zstd(3)"
     return (f"rechunker.rechunk(zarr.open_array(SRC), {job.chunks}, {m}, DST, temp_store=TMP, "
             f"target_options={{'compressor': {codec}}}).execute()  # zarr 2: writes v2")
-
-
-def _status_kib(field: str) -> int | None:
-    with contextlib.suppress(OSError), open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return True
 
 
 def _versions(lib: str) -> dict[str, str]:
@@ -369,9 +356,6 @@ def make_source(root: str, size: str, source: Source) -> int:
         with open(done) as f:
             return int(json.load(f)["crc32"])
     import zarr
-
-    sys.path.insert(0, HERE)
-    from compare import make_data
 
     shape = SIZES[size]
     print(f"# writing {path} ...", file=sys.stderr, flush=True)
@@ -489,14 +473,6 @@ def table(results: dict[str, dict[str, dict[str, Any]]], libs: Sequence[str],
     return "\n".join(lines)
 
 
-def machine() -> dict[str, str]:
-    cpu = platform.processor() or "?"
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
-        cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
-    return {"cpu": cpu, "nproc": str(NCORES), "python": platform.python_version(),
-            "numpy": np.__version__, "platform": platform.platform()}
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     doc = __doc__ or ""
     p = argparse.ArgumentParser(
@@ -524,29 +500,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.repeats = args.repeats or 1
     args.repeats = args.repeats or 3
     return args
-
-
-def _subset(text: str | None, known: Sequence[str], what: str) -> list[str]:
-    if not text:
-        return list(known)
-    chosen = [x.strip() for x in text.split(",") if x.strip()]
-    unknown = [x for x in chosen if x not in known]
-    if unknown:
-        raise SystemExit(f"unknown {what}: {', '.join(unknown)}; known: {', '.join(known)}")
-    return chosen
-
-
-@contextlib.contextmanager
-def data_root(given: str | None) -> Iterator[str]:
-    if given:
-        os.makedirs(given, exist_ok=True)
-        yield os.path.abspath(given)
-        return
-    root = tempfile.mkdtemp(prefix="zarrx-rechunk-")
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
