@@ -211,17 +211,59 @@ def cases(draw: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...],
     return shape, chunks, new, shard_shape
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from(["1KiB", "64KiB", "4MiB"]))
 def test_property_equals_numpy(case: Any, max_mem: str) -> None:
     shape, chunks, new, shards = case
     data = np.arange(int(np.prod(shape)), dtype="i4").reshape(shape) * 3 - 7
     src = zarrx.create_array(MemoryStore(), data=data, chunks=chunks, fill_value=-7)
-    try:
-        out = zarrx.rechunk(src, MemoryStore(), chunks=new, shards=shards, max_mem=max_mem,
+    target = MemoryStore()
+    if max_mem != "4MiB":  # one target object and a source chunk may not fit: refused
+        try:
+            out = zarrx.rechunk(src, target, chunks=new, shards=shards, max_mem=max_mem,
+                                threads=2)
+        except zarrx.errors.RechunkError:
+            with pytest.raises(zarrx.errors.NodeNotFoundError):  # nothing was written
+                zarrx.open_array(target, mode="r")
+            return
+    else:
+        out = zarrx.rechunk(src, target, chunks=new, shards=shards, max_mem=max_mem,
                             threads=2)
-    except zarrx.errors.RechunkError:
-        assert max_mem == "1KiB"  # one shard or chunk with a source chunk cannot fit
-        return
     assert out.chunks == new
     assert same(out[...], data)
+
+
+def test_sparse_source_and_another_fill_value() -> None:
+    src = zarrx.create_array(MemoryStore(), shape=(30, 30), dtype="i4", chunks=(1, 30),
+                             fill_value=0)
+    src[3] = 7  # one stored chunk; the rest reads as 0
+    same_fill = rechunked(src, chunks=(30, 3))
+    assert same_fill.nchunks_initialized == 10
+    other = rechunked(src, chunks=(30, 3), fill_value=5)
+    assert other.fill_value == 5
+    assert (other[...][4:] == 0).all()  # the source's fill, written as data
+
+
+def test_variable_length_through_an_intermediate_stage() -> None:
+    from zarrx.rechunking.api import geometry
+    from zarrx.rechunking.plan import make_plan
+
+    words = np.array([f"w{i}" * (i % 5) for i in range(16 * 16 * 16)], dtype=object)
+    src = zarrx.create_array(MemoryStore(), shape=(16, 16, 16), dtype=str, chunks=(1, 16, 16))
+    src[...] = words.reshape(16, 16, 16)
+    model = zarrx.create_array(MemoryStore(), shape=(16, 16, 16), dtype=str, chunks=(16, 1, 1))
+    plan = make_plan(geometry(src, model.metadata), 400 << 10, 2, 2)
+    assert plan.mode == "intermediate"
+    out = rechunked(src, chunks=(16, 1, 1), max_mem=400 << 10)
+    assert out.chunks == (16, 1, 1)
+
+
+def test_draft_sharded_source_and_target(cube: np.ndarray) -> None:
+    src = zarrx.create_array(MemoryStore(), data=cube, chunks=(2, 3, 5), shards=(4, 6, 10),
+                             zarr_format=DRAFT)
+    assert src.shards == (4, 6, 10)
+    v3 = rechunked(src, chunks=(20, 2, 2), shards=(20, 4, 10), zarr_format=3)
+    assert v3.shards == (20, 4, 10)
+    back = rechunked(v3, chunks=(5, 2, 5), shards=(10, 4, 10), zarr_format=DRAFT)
+    assert back.zarr_format == DRAFT
+    assert back.shards == (10, 4, 10)

@@ -21,8 +21,10 @@ CHILD = r"""
 import os, signal, sys, zarrx
 src, dst, path, kill_after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 chunks = tuple(int(c) for c in sys.argv[5].split(","))
-def progress(update):
-    if update.done >= kill_after:
+finished = []
+def progress(update):  # killed once this run finished kill_after slabs
+    finished.append(update)
+    if len(finished) > kill_after:
         os.kill(os.getpid(), signal.SIGKILL)
 zarrx.rechunk(src, dst, target_path=path or None, chunks=chunks, max_mem=sys.argv[6],
               threads=2, progress=progress)
@@ -161,3 +163,37 @@ def test_completed_target_is_refused_without_overwrite(tmp_path: Any) -> None:
     zarrx.rechunk(str(src), str(dst), chunks=(64, 4, 4))
     with pytest.raises(NodeExistsError, match="overwrite=True"):
         zarrx.rechunk(str(src), str(dst), chunks=(64, 4, 4))
+
+
+def test_interrupted_while_erasing_the_record(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarrx.rechunking.record import Record
+
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    data = make_source(src, (8, 8, 8))
+    erase = Record.erase
+
+    def half_erase(self: Record) -> None:  # marks the record complete, loses markers, dies
+        state = self.load()
+        if state is None:  # (a fresh start clearing the way)
+            erase(self)
+            return
+        state.phase = "complete"
+        self.save(state)
+        for key in self.store.list_prefix(self.prefix + "done/")[::2]:
+            self.store.erase(key)
+        raise RuntimeError("killed while erasing")
+
+    monkeypatch.setattr(Record, "erase", half_erase)
+    with pytest.raises(RuntimeError, match="erasing"):
+        zarrx.rechunk(str(src), str(dst), chunks=(64, 4, 4), max_mem="256KiB")
+    monkeypatch.setattr(Record, "erase", erase)
+    before = stored_objects(dst)
+    updates: list[Any] = []
+    out = zarrx.rechunk(str(src), str(dst), chunks=(64, 4, 4), max_mem="256KiB",
+                        progress=updates.append)
+    assert len(updates) == 2  # the start and the end: no slab copied again
+    assert updates[0].done == updates[0].total
+    assert stored_objects(dst) == before
+    assert np.array_equal(out[...], data)
+    assert record_keys(dst) == []

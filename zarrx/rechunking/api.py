@@ -12,7 +12,7 @@ a memory bound, resumably, on threads or a cluster. See ``docs/rechunk.md``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 from zarrx import config
 from zarrx.arrays import Array
 from zarrx.creation import array_metadata
-from zarrx.errors import ArgumentError, NodeExistsError, NodeTypeError
+from zarrx.errors import ArgumentError, NodeExistsError, NodeTypeError, ZarrxError
 from zarrx.info import listed_keys
 from zarrx.metadata.io import data_prefix, find_node, normalize_path
 from zarrx.metadata.nodes import create_node, erase_node, open_store
@@ -37,6 +37,7 @@ from zarrx.rechunking.record import (
 )
 from zarrx.rechunking.target import Options, intermediate_keywords, target_keywords
 from zarrx.rechunking.tasks import SlabTask, executor_slots, object_regions, run_tasks
+from zarrx.transfer import regions
 
 #: Bytes per element assumed for variable-length strings and bytes when sizing slabs.
 VARIABLE_ITEMSIZE = 64
@@ -185,14 +186,7 @@ class _Job:
     existing: Any  # metadata of a node at the target path
     fingerprint: dict[str, str]
     options: str
-
-    @property
-    def resumed(self) -> bool:
-        """Whether this job finishes an interrupted rechunk (decided by :func:`prepare`)."""
-        return self._resumed
-
-    def __post_init__(self) -> None:
-        self._resumed = self.state is not None
+    resumed: bool  # it finishes an interrupted rechunk
 
 
 def prepare(
@@ -236,7 +230,7 @@ def prepare(
     else:
         plan = make_plan(geometry(src, meta), max_mem, threads, engine_threads)
     return _Job(src, store, path, fmt, kw, meta, record, plan, state, existing, fingerprint,
-                options)
+                options, resumed=state is not None)
 
 
 def _describe(src: Array) -> str:
@@ -249,15 +243,17 @@ def start(job: _Job) -> Array:
     if job.state is None:
         if job.existing is not None:
             erase_node(store, path, job.existing)
-            job.existing = None  # (overwritten: the node is created anew below)
+            job.existing = None
         job.record.erase()  # (a record left by a node erased by hand)
         job.state = State(_describe(job.src), job.fingerprint, metadata_digest(job.meta),
                           job.options, job.plan.to_json())
         job.record.save(job.state)
-    if job.existing is None or job.state.phase == "creating" or (
-        job.existing is not None and job.existing.node_type != "array"
-    ):
-        written = create_node(store, path, job.meta, overwrite=False)
+    if job.existing is None:  # (a resumed rechunk interrupted before it made the node)
+        try:
+            written = create_node(store, path, job.meta, overwrite=False)
+        except ZarrxError:  # refused (e.g. a hierarchy of another format): leave nothing
+            job.record.erase()
+            raise
     else:
         written = job.existing
     if metadata_digest(written) != job.state.target:
@@ -274,31 +270,65 @@ def _intermediate(job: _Job, target: Array) -> Array:
                  config={"write_empty_chunks": False})
 
 
-def stage_tasks(job: _Job, target: Array) -> list[tuple[str, list[SlabTask], int]]:
-    """Per stage: its name, the tasks left, and how many were done before."""
-    out = []
+def _slabs_with_data(source: Array, dest: Array, slab: tuple[int, ...]) -> set[int] | None:
+    """Numbers of the slabs of ``dest`` that overlap an initialised object of ``source``
+    (:func:`zarrx.transfer.regions`: one listing of the source); the others hold only
+    the fill value, which a new target reads without storing anything. ``None``: all
+    of them (a grid of variable chunk sizes)."""
+    units = getattr(source.metadata.chunk_grid, "chunk_shape", None)
+    if units is None or not all(isinstance(u, int | np.integer) for u in units):
+        return None
+    grid = [max(1, -(-n // s)) for n, s in zip(dest.shape, slab)]
+    out = set()
+    for region in regions(source, dest):
+        number = 0
+        for r, s, g in zip(region, slab, grid):
+            number = number * g + r.start // s
+        out.add(number)
+    return out
+
+
+def stage_tasks(
+    job: _Job, target: Array, settings: tuple[tuple[str, Any], ...] | None = None
+) -> list[tuple[str, Iterator[SlabTask], int]]:
+    """Per stage: its name, the tasks left (made as they are asked for, so a plan of many
+    slabs holds a few at a time), and how many slabs need no work (done before, or — in
+    the first stage — nothing but fill values to copy)."""
+    out: list[tuple[str, Iterator[SlabTask], int]] = []
     source = job.src
+    complete = job.state is not None and job.state.phase == "complete"
     for name, slab in job.plan.stages():
+        if complete:  # interrupted while erasing its record: nothing left to copy
+            out.append((name, iter(()), count(job.plan.shape, slab)))
+            continue
         dest = _intermediate(job, target) if name == "intermediate" else target
         done = job.record.done(name)
-        present = listed_keys(dest) if job.resumed else set()
-        prefix = data_prefix(dest.path, dest.metadata)
-        todo = []
-        for number, region in slabs(job.plan.shape, slab):
-            if number in done:
-                continue
-            objects = None
-            if present:
-                regions = object_regions(dest, region)
-                missing = tuple(r for c, r in regions
-                                if prefix + dest.metadata.chunk_key(c) not in present)
-                if len(missing) < len(regions):
-                    objects = missing
-            todo.append(SlabTask(source, dest, number, region,
-                                 job.record.marker(name, number), objects))
-        out.append((name, todo, len(done)))
+        wanted = _slabs_with_data(source, dest, slab) if source is job.src else None
+        total = count(job.plan.shape, slab)
+        left = total - len(done) if wanted is None else len(wanted - done)
+        out.append((name, _tasks(job, name, source, dest, slab, done, wanted, settings),
+                    total - left))
         source = dest
     return out
+
+
+def _tasks(job: _Job, name: str, source: Array, dest: Array, slab: tuple[int, ...],
+           done: set[int], wanted: set[int] | None,
+           settings: tuple[tuple[str, Any], ...] | None) -> Iterator[SlabTask]:
+    present = listed_keys(dest) if job.resumed else set()
+    prefix = data_prefix(dest.path, dest.metadata)
+    for number, region in slabs(job.plan.shape, slab):
+        if number in done or (wanted is not None and number not in wanted):
+            continue
+        objects = None
+        if present:
+            regions_ = object_regions(dest, region)
+            missing = tuple(r for c, r in regions_
+                            if prefix + dest.metadata.chunk_key(c) not in present)
+            if len(missing) < len(regions_):
+                objects = missing
+        yield SlabTask(source, dest, number, region, job.record.marker(name, number),
+                       objects, settings)
 
 
 def rechunk(
@@ -372,28 +402,32 @@ def run_jobs(jobs: list[_Job], progress: Any, threads: int, executor: Any,
              window: int, on_job: Callable[[_Job], None] | None = None) -> list[Array]:
     """Start and run prepared jobs in order, with one progress display over all;
     ``on_job(job)`` once each is complete."""
-    targets = [start(job) for job in jobs]
-    plans = [(job, t, stage_tasks(job, t)) for job, t in zip(jobs, targets)]
-    total = sum(count(job.plan.shape, slab) for job, _, _ in plans
-                for _, slab in job.plan.stages())
-    done = sum(before for _, _, stages in plans for _, _, before in stages)
-    reporter = _Reporter(progress, total, done)
     batch = config.get("batch_chunks")  # compressed chunks a batched store fetches at once
     for job in jobs:
         unit = geometry(job.src, job.meta).unit_bytes()
         batch = max(1, min(batch, job.plan.task_bytes // (2 * max(unit, 1))))
+    engine = min((j.plan.engine_threads for j in jobs), default=threads)
+    if executor is not None:
+        engine = threads
+    settings = None if executor is None else (("threads", engine), ("batch_chunks", batch))
+    targets = [start(job) for job in jobs]
+    plans = [(job, t, stage_tasks(job, t, settings)) for job, t in zip(jobs, targets)]
+    total = sum(count(job.plan.shape, slab) for job, _, _ in plans
+                for _, slab in job.plan.stages())
+    done = sum(before for _, _, stages in plans for _, _, before in stages)
+    reporter = _Reporter(progress, total, done)
     try:
         reporter.update()
-        with config.set(threads=threads, batch_chunks=batch):
+        with config.set(threads=engine, batch_chunks=batch):
             for job, _target, stages in plans:
                 for name, todo, _ in stages:
                     reporter.stage = name
                     tasks = job.plan.tasks if executor is None else threads
                     run_tasks(todo, tasks, executor, window,
                               lambda _task, nbytes: reporter.update(1, nbytes))
-                job.record.erase()
-                if on_job is not None:
+                if on_job is not None:  # (first: a job recorded done never runs again)
                     on_job(job)
+                job.record.erase()
         reporter.update(finished=True)
     finally:
         reporter.close()

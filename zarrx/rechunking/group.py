@@ -24,14 +24,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from zarrx.arrays import Array
+from zarrx.creation import array_metadata
 from zarrx.errors import ArgumentError, NodeExistsError, NodeTypeError, RechunkError
 from zarrx.groups import Group
 from zarrx.metadata.io import LAYOUTS, data_prefix, find_node, join_path, normalize_path
 from zarrx.metadata.nodes import erase_node, open_store, write_group
 from zarrx.rechunking.api import _check_executor, _threads, prepare, run_jobs
 from zarrx.rechunking.parse import parse_mem
-from zarrx.rechunking.record import digest, source_fingerprint
-from zarrx.rechunking.target import Options, check_format
+from zarrx.rechunking.record import Record, digest, record_prefix, source_fingerprint
+from zarrx.rechunking.target import Options, check_format, target_keywords
 from zarrx.rechunking.tasks import executor_slots
 from zarrx.stores.keys import validate_key, validate_prefix
 
@@ -179,9 +180,14 @@ def rechunk_group(
     finished = set() if fresh else record.done()
 
     jobs = []
+    leftovers = []  # records of arrays finished but not yet cleared when interrupted
     for rel, array in sorted(arrays.items()):
         opts = _array_options(rel, array, chunks, common, fmt)
         if digest(rel) in finished:
+            where = join_path(path, rel)
+            _, kw = target_keywords(array.metadata, opts, where)
+            meta = array_metadata(zarr_format=fmt, where=where, **kw)
+            leftovers.append(Record(store, record_prefix(where, meta), where))
             continue
         jobs.append(prepare(array, store, join_path(path, rel), opts, max_mem=limit,
                             threads=per_worker, engine_threads=n if executor is None else
@@ -191,8 +197,10 @@ def rechunk_group(
         if existing is not None:
             erase_node(store, path, existing)
         for job in jobs:
-            job.existing, job.state = None, None
+            job.existing, job.state, job.resumed = None, None, False
         record.save({"format": "zarrx-rechunk-group", "source": fingerprint})
+    for leftover in leftovers:
+        leftover.erase()
     for rel, node in [("", group), *groups]:
         where = join_path(path, rel) if rel else path
         found = find_node(store, where)

@@ -3,18 +3,19 @@
 A task reads one *slab* (a box of the array), holds it in memory, and writes it. The
 memory a task needs is modelled as
 
-    task(slab) = (2 + cast) * slab_bytes
+    task(slab) = (3 + cast) * slab_bytes
 
-(the slab itself, plus up to its size again for the encoded objects written and, when
-the dtype changes, the cast copy), and every decoding or encoding thread of the engine
-may hold ``2 * (source read unit + target chunk)`` bytes at once (a chunk decoded into a
-scratch buffer, its compressed bytes). With ``P`` tasks at once and ``E`` engine threads:
+(the slab itself, up to its size again for the encoded objects written, a contiguous
+copy the write may make, and, when the dtype changes, the cast copy), and every decoding
+or encoding thread of the engine may hold ``2 * (source read unit + target chunk)`` bytes
+at once (a chunk decoded into a scratch buffer, its compressed bytes). With ``P`` tasks
+at once and ``E`` engine threads:
 
     peak = P * task(slab) + (P + E) * 2 * (source unit + target chunk) <= max_mem
 
-``P`` starts at ``threads`` and is lowered until a one-object slab fits; if even one task
-of one target object does not fit, :class:`~zarrx.errors.RechunkError` says so before
-anything is written.
+``P`` starts at ``threads`` (and ``E`` at the engine's threads) and both are lowered until
+a one-object slab fits; if even one task of one target object does not fit,
+:class:`~zarrx.errors.RechunkError` says so before anything is written.
 
 Two plans (after rechunker's read / intermediate / write chunks):
 
@@ -99,12 +100,14 @@ class Plan:
     """How to rechunk: ``mode`` "direct" (slabs ``slab`` of whole target objects) or
     "intermediate" (stage 1: slabs ``read_slab`` of whole source units into a scratch
     array of chunks ``intermediate``; stage 2: slabs ``slab`` of the target), ``tasks``
-    run at once, each needing ``task_bytes``; ``peak_bytes`` is the modelled peak."""
+    run at once, each needing ``task_bytes``, with ``engine_threads`` decoding and
+    encoding; ``peak_bytes`` is the modelled peak."""
 
     mode: str
     shape: Shape
     slab: Shape
     tasks: int
+    engine_threads: int
     task_bytes: int
     peak_bytes: int
     amplification: float
@@ -121,7 +124,8 @@ class Plan:
     def to_json(self) -> dict[str, object]:
         return {
             "mode": self.mode, "shape": list(self.shape), "slab": list(self.slab),
-            "tasks": self.tasks, "task_bytes": self.task_bytes, "peak_bytes": self.peak_bytes,
+            "tasks": self.tasks, "engine_threads": self.engine_threads,
+            "task_bytes": self.task_bytes, "peak_bytes": self.peak_bytes,
             "amplification": self.amplification,
             "read_slab": None if self.read_slab is None else list(self.read_slab),
             "intermediate": None if self.intermediate is None else list(self.intermediate),
@@ -135,6 +139,7 @@ class Plan:
         return cls(
             mode=str(doc["mode"]), shape=shape(doc["shape"]) or (),
             slab=shape(doc["slab"]) or (), tasks=int(doc["tasks"]),  # type: ignore[call-overload]
+            engine_threads=int(doc["engine_threads"]),  # type: ignore[call-overload]
             task_bytes=int(doc["task_bytes"]),  # type: ignore[call-overload]
             peak_bytes=int(doc["peak_bytes"]),  # type: ignore[call-overload]
             amplification=float(doc["amplification"]),  # type: ignore[arg-type]
@@ -277,21 +282,26 @@ def _intermediate(geo: Geometry, budget: int) -> tuple[Shape, Shape, Shape] | No
 
 
 def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) -> Plan:
-    """The plan for ``geo`` within ``max_mem`` bytes (see the module's docstring)."""
+    """The plan for ``geo`` within ``max_mem`` bytes (see the module's docstring): up to
+    ``threads`` tasks at once and ``engine_threads`` decoding threads, both lowered
+    (together) until one target object per task fits."""
     one = tuple(min(t, max(n, 1)) for t, n in zip(geo.target_object, geo.shape))
-    tasks = max(1, threads)
-    def peak(n: int) -> int:
-        return n * geo.task_bytes(one) + geo.transients(n, engine_threads)
+    tasks, engine = max(1, threads), max(1, engine_threads)
 
-    while tasks > 1 and peak(tasks) > max_mem:
+    def peak(n: int, e: int) -> int:
+        return n * geo.task_bytes(one) + geo.transients(n, e)
+
+    while tasks > 1 and peak(tasks, engine) > max_mem:
         tasks -= 1
-    budget = (max_mem - geo.transients(tasks, engine_threads)) // tasks
+        engine = min(engine, tasks)
+    if peak(tasks, engine) > max_mem:
+        engine = 1
+    budget = (max_mem - geo.transients(tasks, engine)) // tasks
     if geo.task_bytes(one) > budget:
-        need = geo.task_bytes(one) + geo.transients(1, engine_threads)
         raise RechunkError(
             f"max_mem {format_mem(max_mem)} is too small: one target object {one} and one "
-            f"source chunk need about {format_mem(need)} (with {engine_threads} engine "
-            f"thread(s)); raise max_mem, or choose smaller target chunks or shards"
+            f"source chunk need about {format_mem(peak(1, 1))}; raise max_mem, or choose "
+            "smaller target chunks or shards"
         )
     units = geo.source_regular
     slab = _grow(geo, one, one, budget, units, score=True)
@@ -301,12 +311,12 @@ def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) ->
         if staged is not None:
             read, chunks, write = staged
             task = max(geo.task_bytes(read), geo.task_bytes(write))
-            return Plan("intermediate", geo.shape, write, tasks, task,
-                        tasks * task + geo.transients(tasks, engine_threads), 1.0,
+            return Plan("intermediate", geo.shape, write, tasks, engine, task,
+                        tasks * task + geo.transients(tasks, engine), 1.0,
                         read_slab=read, intermediate=chunks)
     task = geo.task_bytes(slab)
-    return Plan("direct", geo.shape, slab, tasks, task,
-                tasks * task + geo.transients(tasks, engine_threads), amp)
+    return Plan("direct", geo.shape, slab, tasks, engine, task,
+                tasks * task + geo.transients(tasks, engine), amp)
 
 
 def slabs(shape: Shape, slab: Shape) -> Iterator[tuple[int, Region]]:

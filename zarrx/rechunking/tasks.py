@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from zarrx import config
 from zarrx.rechunking.plan import Region
 from zarrx.transfer import run
 
@@ -27,7 +26,9 @@ from zarrx.transfer import run
 @dataclass(frozen=True)
 class SlabTask:
     """Copy ``region`` of ``source`` into ``dest`` and write the marker ``marker``.
-    ``objects``: the regions of the destination's objects to write (``None``: all)."""
+    ``objects``: the regions of the destination's objects to write (``None``: all).
+    ``settings``: :mod:`zarrx.config` values for a task run in another process (the
+    engine's threads the plan counted on)."""
 
     source: Any
     dest: Any
@@ -35,17 +36,18 @@ class SlabTask:
     region: Region
     marker: str
     objects: tuple[Region, ...] | None = None
-
-    @property
-    def nbytes(self) -> int:
-        n = 1
-        for s in self.region:
-            n *= s.stop - s.start
-        return n * self.dest.dtype.itemsize
+    settings: tuple[tuple[str, Any], ...] | None = None
 
 
 def run_slab(task: SlabTask) -> int:
     """Do one task (in any process); returns the bytes of the slab."""
+    if task.settings is not None and any(config.get(k) != v for k, v in task.settings):
+        with config.set(dict(task.settings)):
+            return _copy(task)
+    return _copy(task)
+
+
+def _copy(task: SlabTask) -> int:
     data = task.source[task.region]
     dest = task.dest
     if data.dtype != dest.dtype and dest.dtype.kind not in "OT":
@@ -118,10 +120,3 @@ def run_tasks(
         for future, _ in pending:
             future.cancel()
         raise
-
-
-def slab_data_size(shape: tuple[int, ...], dtype: np.dtype) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n * dtype.itemsize
