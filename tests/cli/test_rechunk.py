@@ -87,6 +87,33 @@ def test_arrays_inside_groups(tmp_path: Path) -> None:
     assert dict(out.attrs) == {"units": "K"}
 
 
+class Stop(Exception):
+    pass
+
+
+def test_an_interrupted_rechunk_is_resumed(tmp_path: Path) -> None:
+    data = planes(tmp_path / "src.zarr")
+    src, dst = str(tmp_path / "src.zarr"), tmp_path / "dst.zarr"
+    seen = []
+
+    def stop_after_three(progress: object) -> None:
+        seen.append(progress)
+        if len(seen) == 4:  # the first call is the start
+            raise Stop
+
+    with pytest.raises(Stop):
+        zarrx.rechunk(src, str(dst), chunks=(24, 5, 6), max_mem="64KiB",
+                      progress=stop_after_three)
+    options = ("--chunks", "24,5,6", "--max-mem", "64KiB")
+    line = one_error_line(zarrx_command("rechunk", src, str(dst), *options, cwd=tmp_path))
+    assert "--resume" in line
+    run = zarrx_command("rechunk", src, str(dst), *options, "--resume", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    out = zarrx.open_array(str(dst), mode="r")
+    assert out.chunks == (24, 5, 6)
+    np.testing.assert_array_equal(out[...], data)
+
+
 BAD = {
     "malformed chunks": (["--chunks", "8,x,8"], "chunks"),
     "zero chunks": (["--chunks", "8,0,8"], "chunks"),
