@@ -196,17 +196,25 @@ def _numcodecs_codec(codec: str) -> Any:
     return numcodecs.Zstd(level=3)
 
 
-def run_zarrx(job: Job) -> None:
+def run_zarrx(job: Job) -> str:
     import zarrx
-    from zarrx.rechunking import rechunk  # zarrx.rechunk
+    from zarrx.rechunking import RechunkProgress, rechunk  # zarrx.rechunk
+
+    stages: dict[str, int] = {}
+
+    def seen(p: RechunkProgress) -> None:  # (called once a slab: costs nothing to speak of)
+        stages[p.stage] = p.total
 
     source = zarrx.open_array(job.src, mode="r")
     rechunk(source, job.dst, chunks=job.chunks, shards=job.shards,
-                  compressors=_zarrx_codec(job.codec), zarr_format=job.zarr_format,
-                  max_mem=job.max_mem)
+            compressors=_zarrx_codec(job.codec), zarr_format=job.zarr_format,
+            max_mem=job.max_mem, progress=seen)
+    two = "intermediate" in stages
+    return f"{'two stages (an intermediate array)' if two else 'direct'}, " \
+        f"{max(stages.values(), default=0)} slabs"
 
 
-def run_dask(job: Job) -> None:
+def run_dask(job: Job) -> str:
     import dask
     import dask.array as da
     import zarr
@@ -226,12 +234,14 @@ def run_dask(job: Job) -> None:
         else:  # whole shards per task: tasks writing parts of one shard would race
             da.store(x.rechunk(job.shards, block_size_limit=job.max_mem), target,  # type: ignore[arg-type]
                      lock=False)
+    return f"threaded scheduler, {NCORES} threads"
 
 
-def run_rechunker(job: Job) -> None:
+def run_rechunker(job: Job) -> str:
     import dask
     import zarr
     from rechunker import rechunk  # type: ignore[import-not-found]
+    from rechunker.algorithm import rechunking_plan  # type: ignore[import-not-found]
 
     source = zarr.open_array(job.src, mode="r")
     plan = rechunk(source, job.chunks, job.max_mem, job.dst, temp_store=job.tmp,
@@ -239,9 +249,12 @@ def run_rechunker(job: Job) -> None:
                    temp_options={"compressor": _numcodecs_codec(LZ4)})
     with dask.config.set(scheduler="threads"):
         plan.execute()
+    read, between, write = rechunking_plan(job.shape, source.chunks, job.chunks,
+                                           source.dtype.itemsize, job.max_mem)
+    return f"read {read}, intermediate {between}, write {write}"
 
 
-RUNNERS: dict[str, Callable[[Job], None]] = {
+RUNNERS: dict[str, Callable[[Job], str]] = {
     "zarrx": run_zarrx, "dask": run_dask, "rechunker": run_rechunker}
 
 
@@ -326,7 +339,7 @@ def worker(lib: str, job: Job) -> None:
         base = _status_kib("VmRSS") if _reset_peak_rss() else None
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
-        run(job)
+        plan = run(job)
         elapsed = time.perf_counter() - t0
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         hwm = _status_kib("VmHWM") if base is not None else None
@@ -336,9 +349,9 @@ def worker(lib: str, job: Job) -> None:
         array, reader = read_back(lib, job.dst)
         chunks, shards = _layout(lib, array)
         crc = crc_of(reader, job.shape, chunks[0] if shards is None else shards[0])
-        send(t=elapsed, cpu=cpu, peak=peak, base=base * 1024 if base is not None else None,
-             crc=crc, chunks=chunks, shards=shards, shape=list(array.shape),
-             versions=_versions(lib))
+        send(t=elapsed, cpu=cpu, plan=plan, peak=peak,
+             base=base * 1024 if base is not None else None, crc=crc, chunks=chunks,
+             shards=shards, shape=list(array.shape), versions=_versions(lib))
     except Exception:
         send(error=traceback.format_exc())
     finally:
@@ -565,9 +578,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                     if check_with_zarr(job.dst, shape, step) != expected:
                         problems.append("ZARR-PYTHON 3 READS OTHER DATA")
                     summary["check"] = "; ".join(problems) or "ok"
+                    summary["plan"] = last["plan"]
                     shutil.rmtree(job.dst, ignore_errors=True)
                 if lib == "rechunker" and crossing.shards:
-                    notes[f"{name}/{lib}"] = " (writes v2 (64,64,64) chunks: zarr 2 has no v3)"
+                    notes[f"{name}/{lib}"] = (f" (writes v2 {job.chunks} chunks: zarr 2 "
+                                              "has no v3)")
                 results[name][lib] = summary
             print(f" {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     print("\nWall time (median), CPU time (median, all threads), peak RSS of the child "
@@ -578,6 +593,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"- {name}: {CROSSINGS[name].what}")
     for lib, why in unavailable.items():
         print(f"- {lib}: not run: {why}")
+    print("\nplans (as each library reports or computes them):")
+    for name, per_lib in results.items():
+        for lib, summary in per_lib.items():
+            if "plan" in summary:
+                print(f"  {name}/{lib}: {summary['plan']}")
     print("\nversions:")
     for lib, v in versions.items():
         print(f"  {lib}: " + ", ".join(f"{k} {x}" for k, x in v.items()))
