@@ -245,7 +245,7 @@ def test_sparse_source_and_another_fill_value() -> None:
 
 
 def test_variable_length_through_an_intermediate_stage() -> None:
-    from zarrx.rechunking.api import geometry
+    from zarrx.rechunking.jobs import geometry
     from zarrx.rechunking.plan import make_plan
 
     words = np.array([f"w{i}" * (i % 5) for i in range(16 * 16 * 16)], dtype=object)
@@ -267,3 +267,28 @@ def test_draft_sharded_source_and_target(cube: np.ndarray) -> None:
     back = rechunked(v3, chunks=(5, 2, 5), shards=(10, 4, 10), zarr_format=DRAFT)
     assert back.zarr_format == DRAFT
     assert back.shards == (10, 4, 10)
+
+
+@pytest.mark.parametrize(("shape", "source", "target", "shards", "max_mem"), [
+    ((50, 45, 40), (1, 45, 40), (50, 1, 1), None, 256 << 10),
+    ((37, 29, 31), (1, 29, 31), (37, 3, 2), None, 128 << 10),
+    ((37, 29, 31), (2, 29, 7), (37, 2, 1), (37, 4, 5), 200 << 10),
+    ((64, 60), (1, 60), (64, 1), None, 48 << 10),
+    ((17, 60, 9), (5, 60, 9), (17, 3, 1), None, 100 << 10),
+])
+def test_awkward_shapes_through_the_intermediate_stage(
+    shape: tuple[int, ...], source: tuple[int, ...], target: tuple[int, ...], shards: Any,
+    max_mem: int,
+) -> None:
+    from zarrx.rechunking.jobs import geometry
+    from zarrx.rechunking.plan import make_plan
+
+    data = np.random.default_rng(2).integers(-1000, 1000, size=shape, dtype="i4")
+    data[data % 3 == 0] = 0  # some fill values, some whole chunks of them
+    src = zarrx.create_array(MemoryStore(), data=data, chunks=source, fill_value=0)
+    model = zarrx.create_array(MemoryStore(), shape=shape, dtype="i4", chunks=target,
+                               shards=shards)
+    plan = make_plan(geometry(src, model.metadata), max_mem, 2, 2)
+    assert plan.mode == "intermediate", plan
+    out = rechunked(src, chunks=target, shards=shards, max_mem=max_mem)
+    assert out.chunks == target

@@ -114,3 +114,15 @@ def test_target_inside_a_hierarchy_of_another_format(src: zarrx.Array, tmp_path:
     out = zarrx.rechunk(src, str(root), target_path="x", chunks=(6, 1), zarr_format=2)
     assert out.zarr_format == 2
     assert np.array_equal(out[...], src[...])
+
+
+def test_keys_without_a_node_at_the_target(src: zarrx.Array, tmp_path: Path) -> None:
+    root = tmp_path / "out.zarr"
+    zarrx.create_group(str(root))
+    LocalStore(root).set("x/c/0/0", b"stale")  # what an interrupted erase may leave
+    with pytest.raises(NodeExistsError, match="no node"):
+        zarrx.rechunk(src, str(root), target_path="x", chunks=(6, 1))
+    assert LocalStore(root).get("x/c/0/0") == b"stale"
+    out = zarrx.rechunk(src, str(root), target_path="x", chunks=(6, 1), overwrite=True)
+    assert np.array_equal(out[...], src[...])
+    assert LocalStore(root).get("x/c/0/0") != b"stale"

@@ -149,3 +149,12 @@ def test_group_interrupted_between_arrays(tmp_path: Path,
     for path in ("a", "sub/b"):
         assert np.array_equal(out[path][...], source[path][...])
     assert not any(".zarrx-rechunk" in k for k in LocalStore(dst).list())
+
+
+def test_target_inside_the_source_is_refused(tmp_path: Path) -> None:
+    hierarchy(str(tmp_path / "src.zarr"))
+    before = sorted(LocalStore(tmp_path / "src.zarr").list())
+    with pytest.raises(ArgumentError, match="inside it"):
+        zarrx.rechunk_group(str(tmp_path / "src.zarr"), str(tmp_path / "src.zarr"),
+                            target_path="copy", chunks={"a": (64, 1)})
+    assert sorted(LocalStore(tmp_path / "src.zarr").list()) == before

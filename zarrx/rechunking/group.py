@@ -29,7 +29,8 @@ from zarrx.errors import ArgumentError, NodeExistsError, NodeTypeError, RechunkE
 from zarrx.groups import Group
 from zarrx.metadata.io import LAYOUTS, data_prefix, find_node, join_path, normalize_path
 from zarrx.metadata.nodes import erase_node, open_store, write_group
-from zarrx.rechunking.api import _check_executor, _threads, prepare, run_jobs
+from zarrx.rechunking.api import check_executor, check_threads
+from zarrx.rechunking.jobs import overlaps, prepare, run_jobs
 from zarrx.rechunking.parse import parse_mem
 from zarrx.rechunking.record import Record, digest, record_prefix, source_fingerprint
 from zarrx.rechunking.target import Options, check_format, target_keywords
@@ -138,12 +139,15 @@ def rechunk_group(
     :func:`zarrx.rechunk`; ``max_mem`` bounds each array's copy (they run one after
     another). Returns the target group."""
     limit = parse_mem(max_mem)
-    n = _threads(threads)
+    n = check_threads(threads)
     group = _open_group(source, source_path, source_storage_options)
     store = open_store(target, "a", target_storage_options)
     path = normalize_path(target_path)
+    if overlaps(group, store, path):
+        raise ArgumentError(f"the target {'/' + path!r} in {store!r} is the source group, or "
+                            "lies inside it, or contains it; choose another target")
     fmt = check_format(zarr_format, group.zarr_format)
-    _check_executor(executor, group, store)  # type: ignore[arg-type]
+    check_executor(executor, group, store)  # type: ignore[arg-type]
     per_worker, window = (n, 0) if executor is None else executor_slots(executor, threads)
     members = group.members(max_depth=None)
     arrays = {rel: node for rel, node in members if isinstance(node, Array)}
@@ -194,10 +198,12 @@ def rechunk_group(
                             per_worker, resume=not fresh, overwrite=fresh))
     # -- everything is checked: now write
     if fresh:
-        if existing is not None:
-            erase_node(store, path, existing)
         for job in jobs:
             job.existing, job.state, job.resumed = None, None, False
+            if existing is not None:
+                job.stray = False  # (erased with the old group, just below)
+        if existing is not None:
+            erase_node(store, path, existing)
         record.save({"format": "zarrx-rechunk-group", "source": fingerprint})
     for leftover in leftovers:
         leftover.erase()

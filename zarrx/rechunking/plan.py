@@ -284,7 +284,9 @@ def _intermediate(geo: Geometry, budget: int) -> tuple[Shape, Shape, Shape] | No
 def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) -> Plan:
     """The plan for ``geo`` within ``max_mem`` bytes (see the module's docstring): up to
     ``threads`` tasks at once and ``engine_threads`` decoding threads, both lowered
-    (together) until one target object per task fits."""
+    (together) until one target object per task fits — and further, down to one, when
+    fewer tasks with more memory each read the source without amplification (a direct
+    slab that decodes each source chunk at most twice, or the two stages)."""
     one = tuple(min(t, max(n, 1)) for t, n in zip(geo.target_object, geo.shape))
     tasks, engine = max(1, threads), max(1, engine_threads)
 
@@ -296,15 +298,27 @@ def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) ->
         engine = min(engine, tasks)
     if peak(tasks, engine) > max_mem:
         engine = 1
-    budget = (max_mem - geo.transients(tasks, engine)) // tasks
-    if geo.task_bytes(one) > budget:
+    if peak(tasks, engine) > max_mem:
         raise RechunkError(
             f"max_mem {format_mem(max_mem)} is too small: one target object {one} and one "
             f"source chunk need about {format_mem(peak(1, 1))}; raise max_mem, or choose "
             "smaller target chunks or shards"
         )
-    units = geo.source_regular
-    slab = _grow(geo, one, one, budget, units, score=True)
+    first: Plan | None = None
+    while True:
+        plan = _plan_for(geo, one, max_mem, tasks, engine)
+        if plan.amplification <= MAX_AMPLIFICATION:
+            return plan
+        first = first or plan
+        if tasks == 1:
+            return first  # bounded, if slow: each source chunk is decoded several times
+        tasks -= 1
+        engine = min(engine, tasks)
+
+
+def _plan_for(geo: Geometry, one: Shape, max_mem: int, tasks: int, engine: int) -> Plan:
+    budget = (max_mem - geo.transients(tasks, engine)) // tasks
+    slab = _grow(geo, one, one, budget, geo.source_regular, score=True)
     amp = amplification(geo, slab)
     if amp > MAX_AMPLIFICATION:
         staged = _intermediate(geo, budget)

@@ -109,10 +109,6 @@ class Options:
     fill_value: Any = None
     attributes: Any = None
 
-    def changes(self) -> bool:
-        return any(not _kept(getattr(self, f.name)) for f in dataclasses.fields(self)
-                   if f.name != "zarr_format")
-
 
 def _codecs(value: Any) -> tuple[Any, ...]:
     if value is None:
@@ -203,13 +199,14 @@ def _cast_fill(fill: Any, dtype: np.dtype, where: str) -> Any:
 def intermediate_keywords(target_meta: Any, chunks: tuple[int, ...]) -> dict[str, Any]:
     """Keywords of the scratch v3 array a two-stage plan writes: the target's data type and
     fill value, the plan's chunks, no shards, plain codecs (zstd level 1)."""
-    kw = v3_keywords(recipe(target_meta))
-    variable = isinstance(recipe(target_meta).dtype, str)
+    r = recipe(target_meta)
+    kw = v3_keywords(r)
     kw.update(
         chunks=chunks, shards=None, filters=None, serializer="auto",
         compressors=[{"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
         attributes={}, dimension_names=None, chunk_key_encoding=None,
     )
-    if not variable and kw.get("dtype") is not None and isinstance(kw["dtype"], np.dtype):
-        kw["dtype"] = kw["dtype"].newbyteorder("<") if kw["dtype"].byteorder == ">" else kw["dtype"]
+    dtype = kw.get("dtype")
+    if isinstance(dtype, np.dtype) and dtype.byteorder == ">":  # (scratch: native order)
+        kw["dtype"] = dtype.newbyteorder("<")
     return kw
