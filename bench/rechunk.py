@@ -43,9 +43,15 @@ times the rechunk (opening the source, planning, writing the target), reads the 
 by slab with its own library and reports a CRC-32 of the whole array and the chunk (and
 shard) shape it found; the parent compares both with the source's and reads every target
 once more with zarr-python 3. Reported: wall time (median over repeats), its ratio to zarrx,
-peak RSS of the child during the rechunk, the part above the RSS it had before starting (its
-imports and the open source), and that part over ``--max-mem``. Timing on a shared 2-core
-VM is noisy: compare ratios from one run.
+peak RSS of the child during the rechunk, the part above the RSS it had before starting
+(after its imports), that part over ``--max-mem``, and the plan each library chose (zarrx:
+direct or through an intermediate array, and its slabs, from its progress callback;
+rechunker: its read / intermediate / write chunks). The same ``--max-mem`` means different
+things: zarrx bounds the whole copy by it; rechunker sizes each task's chunks by it (two
+threads run tasks at once); for dask it is only ``block_size_limit``, the largest block the
+rechunk graph makes. A whole-process figure (``/usr/bin/time -v``) is higher for runs whose
+check reads a large slab back. Timing on a shared 2-core VM is noisy: compare ratios from
+one run.
 """
 
 from __future__ import annotations
