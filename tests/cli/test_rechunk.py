@@ -157,6 +157,15 @@ def test_an_existing_destination_is_left_as_it_was(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in dst.rglob("*") if p.is_file()} == before
 
 
+def test_a_group_without_src_path_is_one_line(tmp_path: Path) -> None:
+    src = zarr_python_source(tmp_path / "src", 2)
+    for extra, named in (((), "--src-path"), (("--src-path", "nothing"), "'nothing'")):
+        line = one_error_line(zarrx_command("rechunk", str(src), str(tmp_path / "dst.zarr"),
+                                            "--chunks", "8,8", *extra, cwd=tmp_path))
+        assert named in line
+        assert not (tmp_path / "dst.zarr").exists()
+
+
 def test_a_missing_source_is_one_line(tmp_path: Path) -> None:
     line = one_error_line(zarrx_command("rechunk", str(tmp_path / "none.zarr"),
                                         str(tmp_path / "dst.zarr"), "--chunks", "8",

@@ -123,17 +123,21 @@ def _occupied(location: str, path: str | None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     import zarrx
-    from zarrx.errors import NodeExistsError, PathNotFoundError
+    from zarrx.errors import NodeExistsError, NodeTypeError, PathNotFoundError
     from zarrx.rechunking import rechunk
 
     kwargs = options(args)
     if not (args.overwrite or args.resume) and _occupied(args.dst, args.dst_path):
         raise NodeExistsError(f"{args.dst} exists and is not empty; pass --overwrite to "
                               "replace it (or --resume to finish an interrupted rechunk)")
+    inner = kwargs.pop("source_path")
     try:
-        source = zarrx.open_array(args.src, mode="r", path=kwargs.pop("source_path"))
+        source = zarrx.open_array(args.src, mode="r", path=inner)
     except PathNotFoundError:
-        raise PathNotFoundError(f"{args.src} does not exist") from None
+        where = f"{args.src} has nothing at {inner!r}" if inner else f"{args.src} does not exist"
+        raise PathNotFoundError(where) from None
+    except NodeTypeError as e:
+        raise NodeTypeError(f"{args.src}: {e} (name the array with --src-path)") from None
     t0 = time.perf_counter()
     target = rechunk(source, args.dst, **kwargs)
     seconds = time.perf_counter() - t0
