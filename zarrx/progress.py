@@ -16,6 +16,7 @@ ends the line.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from typing import Any, TextIO
@@ -114,3 +115,15 @@ class Progress:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """A command's ``--progress`` / ``--no-progress``: ``args.progress`` is then ``True``,
+    ``False``, or ``None`` (the default: shown when stderr is a terminal), as
+    :class:`Progress`'s ``enabled`` takes it."""
+    bar = parser.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_const", const=True,
+                     help="always show the progress bar (default: only on a terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_const", const=False,
+                     help="never show the progress bar")
+    parser.set_defaults(progress=None)

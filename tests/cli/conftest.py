@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +15,21 @@ import zarrx
 #: The ``zarrx`` command pip installed beside the interpreter running the tests (its
 #: environment's scripts directory), whichever machine or virtual environment that is.
 ZARRX = str(Path(sys.executable).parent / ("zarrx.exe" if sys.platform == "win32" else "zarrx"))
+
+
+def zarrx_command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``zarrx`` command in a process of its own."""
+    return subprocess.run([ZARRX, *args], capture_output=True, text=True, check=False, cwd=cwd)
+
+
+def one_error_line(run: subprocess.CompletedProcess[str]) -> str:
+    """The one ``zarrx: error: …`` line a run refusing bad input printed (exit status 2)."""
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("zarrx: error: ")
+    return lines[0]
 
 
 def zarr_python_source(root: Path, zarr_format: int) -> Path:

@@ -20,6 +20,7 @@ COMMANDS = {
     "spec": "structure without its data",
     "validate": "Exit 0 when it matches",
     "convert": "run the same command with --resume",
+    "rechunk": "at most --max-mem of data is held at once",
 }
 
 

@@ -53,7 +53,7 @@ def test_the_examples_run_as_shown(tmp_path, monkeypatch, capsys):
 
 def test_the_page_documents_every_command():
     text = DOC.read_text()
-    for command in ("demo", "info", "tree", "spec", "validate", "convert"):
+    for command in ("demo", "info", "tree", "spec", "validate", "convert", "rechunk"):
         assert f"`zarrx {command}" in text
     with pytest.raises(SystemExit):
         main(["--help"])

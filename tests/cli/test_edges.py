@@ -11,7 +11,7 @@ import pytest
 
 import zarrx
 
-from .conftest import ZARRX
+from .conftest import one_error_line, zarrx_command
 
 #: Run the command line in a fresh interpreter where some packages cannot be imported
 #: (as if not installed): argv[1] is a comma-separated list of them, the rest is the command.
@@ -22,19 +22,6 @@ for name in sys.argv[1].split(","):
 from zarrx.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
-
-
-def one_error_line(run: subprocess.CompletedProcess[str]) -> str:
-    assert run.returncode == 2, (run.stdout, run.stderr)
-    assert "Traceback" not in run.stderr
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, run.stderr
-    assert lines[0].startswith("zarrx: error: ")
-    return lines[0]
-
-
-def zarrx_command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ZARRX, *args], capture_output=True, text=True, check=False, cwd=cwd)
 
 
 @pytest.mark.parametrize("size", ["-5", "0"])

@@ -67,6 +67,8 @@ class PeerEnv:
 
 ZARR2 = PeerEnv("zarr2", "zarr", "2.18.7", (3, 9), (3, 12))
 ZARR34 = PeerEnv("zarr34", "zarr", "3.4.2", (3, 12))
+#: rechunker with zarr-python 2.18, a peer of ``bench/rechunk.py`` (not of the tests).
+RECHUNKER = PeerEnv("rechunker", "rechunker", "0.5.4", (3, 9), (3, 12))
 
 
 def _venv_python(venv: Path) -> Path:

@@ -12,7 +12,7 @@ from tests.interop.peer_envs import PeerEnv
 
 
 def test_lock_files_pin_every_package() -> None:
-    for env in (peer_envs.ZARR2, peer_envs.ZARR34):
+    for env in (peer_envs.ZARR2, peer_envs.ZARR34, peer_envs.RECHUNKER):
         lines = [line for line in env.lock.read_text().splitlines()
                  if line and not line.startswith("#")]
         assert lines

@@ -1,8 +1,10 @@
-"""The ``zarrx`` command: ``demo``, ``info``, ``tree``, ``spec``, ``validate``, ``convert``.
+"""The ``zarrx`` command: ``demo``, ``info``, ``tree``, ``spec``, ``validate``, ``convert``,
+``rechunk`` (:mod:`zarrx.cli.rechunk`), ``plugins``, ``fsck``.
 
 Exit status: 0 on success, 1 when ``validate`` finds differences (or ``convert --verify``
 finds a differing chunk), 2 for bad input (a missing path, a malformed spec file, an
-existing destination, a conversion the target format cannot hold), 130 on Ctrl-C.
+existing destination, a conversion the target format cannot hold, a malformed option of
+``rechunk``), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
+
+from zarrx.progress import add_options as progress_options
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -207,7 +211,6 @@ def _validate(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     from zarrx.cli.convert import convert
 
-    progress = {"on": True, "off": False}.get(args.progress)
     # --storage-options: for SRC and DST, whichever is a URL; --dst-storage-options: DST's.
     urls = [loc for loc in (args.src, args.dst) if "://" in loc]
     options = _storage_options(args.storage_options, *(urls or (args.src, args.dst)))
@@ -216,7 +219,7 @@ def _convert(args: argparse.Namespace) -> int:
         dst_options = _storage_options(args.dst_storage_options, args.dst)
     report = convert(
         args.src, args.dst, args.zarr_format, overwrite=args.overwrite, resume=args.resume,
-        verify=args.verify, threads=args.threads, progress=progress,
+        verify=args.verify, threads=args.threads, progress=args.progress,
         src_options=options if "://" in args.src else None, dst_options=dst_options,
     )
     mb = report.bytes_copied / 1e6
@@ -237,8 +240,8 @@ def _convert(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zarrx", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Inspect, describe, validate and convert Zarr data (v3, v2 and the 3.0 "
-        "draft).",
+        description="Inspect, describe, validate, convert and rechunk Zarr data (v3, v2 and "
+        "the 3.0 draft).",
         epilog="Exit status: 0 success, 1 differences found, 2 bad input, 130 interrupted.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -334,12 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
     _url_options(conv, "SRC and DST, whichever is a URL (DST's: --dst-storage-options)")
     conv.add_argument("--dst-storage-options", metavar="JSON",
                       help="options for DST's URL, as --storage-options")
-    bar = conv.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_const", const="on",
-                     help="always show the progress bar (default: only on a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_const", const="off",
-                     help="never show the progress bar")
-    conv.set_defaults(func=_convert, progress=None)
+    progress_options(conv)
+    conv.set_defaults(func=_convert)
+
+    from zarrx.cli import rechunk
+
+    rechunk.register(command)
 
     plugins = command(
         "plugins", "list the codecs, data types, grids, key encodings, stores and extensions "
