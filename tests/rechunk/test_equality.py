@@ -272,9 +272,9 @@ def test_draft_sharded_source_and_target(cube: np.ndarray) -> None:
 @pytest.mark.parametrize(("shape", "source", "target", "shards", "max_mem"), [
     ((50, 45, 40), (1, 45, 40), (50, 1, 1), None, 256 << 10),
     ((37, 29, 31), (1, 29, 31), (37, 3, 2), None, 128 << 10),
-    ((37, 29, 31), (2, 29, 7), (37, 2, 1), (37, 4, 5), 200 << 10),
-    ((64, 60), (1, 60), (64, 1), None, 48 << 10),
-    ((17, 60, 9), (5, 60, 9), (17, 3, 1), None, 100 << 10),
+    ((37, 29, 31), (2, 29, 7), (37, 2, 1), (37, 4, 5), 128 << 10),
+    ((64, 60), (1, 60), (64, 1), None, 16 << 10),
+    ((17, 60, 9), (5, 60, 9), (17, 3, 1), None, 64 << 10),
 ])
 def test_awkward_shapes_through_the_intermediate_stage(
     shape: tuple[int, ...], source: tuple[int, ...], target: tuple[int, ...], shards: Any,

@@ -153,8 +153,8 @@ def test_progress_bar_and_callable(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_fewer_tasks_rather_than_amplified_reads() -> None:
     g = geo((17, 60, 9), (5, 60, 9), (17, 3, 1))
-    plan = make_plan(g, 100 << 10, threads=2, engine_threads=2)
+    plan = make_plan(g, 64 << 10, threads=2, engine_threads=2)
     assert plan.tasks == 1  # two tasks could only read each source chunk many times
     assert plan.mode == "intermediate"
     assert plan.amplification == 1.0
-    assert plan.peak_bytes <= 100 << 10
+    assert plan.peak_bytes <= 64 << 10

@@ -67,9 +67,9 @@ def record_keys(root: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("source", "chunks", "max_mem", "kill_after", "mode"), [
-    ((8, 8, 8), "64,4,4", "256KiB", 10, "direct"),  # 32 slabs, killed among them
-    ((1, 64, 64), "64,2,2", "256KiB", 20, "intermediate"),  # 64 + 64: in the first stage
-    ((1, 64, 64), "64,2,2", "256KiB", 90, "intermediate"),  # in the second stage
+    ((8, 8, 8), "64,4,4", "128KiB", 10, "direct"),  # 64 slabs (32 of data), killed among them
+    ((1, 64, 64), "64,2,2", "100KiB", 20, "intermediate"),  # 64 + 64: in the first stage
+    ((1, 64, 64), "64,2,2", "100KiB", 90, "intermediate"),  # in the second stage
 ])
 def test_killed_then_resumed(tmp_path: Path, source: tuple[int, ...], chunks: str,
                              max_mem: str, kill_after: int, mode: str) -> None:

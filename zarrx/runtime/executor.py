@@ -168,7 +168,8 @@ class BackgroundWrites:
     def __init__(self, store: Any, limit: int) -> None:
         self._store = store
         self._slots = threading.BoundedSemaphore(limit)
-        self._futures: list[Future[None]] = []
+        self._limit = limit
+        self._futures: list[Future[None]] = []  # (the finished ones dropped now and then)
         self._lock = threading.Lock()
         self._failure: BaseException | None = None
 
@@ -201,6 +202,8 @@ class BackgroundWrites:
             raise
         with self._lock:
             self._futures.append(future)
+            if len(self._futures) > 2 * self._limit:  # a write's failure is kept apart
+                self._futures = [f for f in self._futures if not f.done()]
 
     def _set(self, write: Callable[[str, Any], None], key: str, value: Any) -> None:
         try:
