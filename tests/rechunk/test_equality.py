@@ -252,9 +252,9 @@ def test_variable_length_through_an_intermediate_stage() -> None:
     src = zarrx.create_array(MemoryStore(), shape=(16, 16, 16), dtype=str, chunks=(1, 16, 16))
     src[...] = words.reshape(16, 16, 16)
     model = zarrx.create_array(MemoryStore(), shape=(16, 16, 16), dtype=str, chunks=(16, 1, 1))
-    plan = make_plan(geometry(src, model.metadata), 400 << 10, 2, 2)
+    plan = make_plan(geometry(src, model.metadata), 200 << 10, 2, 2)
     assert plan.mode == "intermediate"
-    out = rechunked(src, chunks=(16, 1, 1), max_mem=400 << 10)
+    out = rechunked(src, chunks=(16, 1, 1), max_mem=200 << 10)
     assert out.chunks == (16, 1, 1)
 
 
@@ -271,9 +271,9 @@ def test_draft_sharded_source_and_target(cube: np.ndarray) -> None:
 
 @pytest.mark.parametrize(("shape", "source", "target", "shards", "max_mem"), [
     ((50, 45, 40), (1, 45, 40), (50, 1, 1), None, 256 << 10),
-    ((37, 29, 31), (1, 29, 31), (37, 3, 2), None, 128 << 10),
-    ((37, 29, 31), (2, 29, 7), (37, 2, 1), (37, 4, 5), 128 << 10),
-    ((64, 60), (1, 60), (64, 1), None, 16 << 10),
+    ((37, 29, 31), (1, 29, 31), (37, 3, 2), None, 96 << 10),
+    ((37, 29, 31), (2, 29, 7), (37, 2, 1), (37, 4, 5), 64 << 10),
+    ((64, 60), (1, 60), (64, 1), None, 12 << 10),
     ((17, 60, 9), (5, 60, 9), (17, 3, 1), None, 64 << 10),
 ])
 def test_awkward_shapes_through_the_intermediate_stage(

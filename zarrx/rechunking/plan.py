@@ -17,16 +17,18 @@ buffer, its compressed bytes). With ``P`` tasks at once and ``E`` engine threads
 (A full read's peak is 1.06 times its output, and a rechunk of one slab of 256 MiB measured
 1.11 times the slab; the model leaves that margin.)
 
-``P`` starts at ``threads`` (and ``E`` at the engine's threads) and both are lowered until
-a one-object slab fits; if even one task of one target object does not fit,
-:class:`~zarrx.errors.RechunkError` says so before anything is written.
+``P`` starts at ``threads`` and is lowered until a one-object slab fits, then ``E``
+(the engine's threads, shared by the tasks); if even one task of one target object does
+not fit, :class:`~zarrx.errors.RechunkError` says so before anything is written.
 
 Two plans (after rechunker's read / intermediate / write chunks):
 
 - **direct**: slabs are boxes of whole target objects (shards, or chunks), grown from one
   object, axis by axis, to lower the *read amplification* — how many times each source
   chunk is decoded, because slabs that cut a source chunk each decode it — as far as the
-  budget allows. When the best slab decodes the source at most twice, it is the plan.
+  budget allows. When the best slab decodes the source at most twice, it is the plan —
+  with fewer tasks (more memory each) if that is what it takes: two decodes of the
+  source cost less than the second encode and write of two stages.
 - **intermediate** (two stages), when no slab within the budget gets there (the worst
   case: source chunks ``(1, N, N)``, target chunks ``(N, 1, 1)``): stage 1 reads slabs
   of whole source chunks and writes them into a scratch array whose chunks ``C`` divide
@@ -291,10 +293,10 @@ def _intermediate(geo: Geometry, budget: int) -> tuple[Shape, Shape, Shape] | No
 
 def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) -> Plan:
     """The plan for ``geo`` within ``max_mem`` bytes (see the module's docstring): up to
-    ``threads`` tasks at once and ``engine_threads`` decoding threads, both lowered
-    (together) until one target object per task fits — and further, down to one, when
-    fewer tasks with more memory each read the source without amplification (a direct
-    slab that decodes each source chunk at most twice, or the two stages)."""
+    ``threads`` tasks at once and ``engine_threads`` decoding threads, lowered until one
+    target object per task fits — and the tasks further, down to one, when fewer tasks
+    with more memory each make a direct slab that decodes each source chunk at most
+    twice; else the two stages, else the least amplified direct plan."""
     one = tuple(min(t, max(n, 1)) for t, n in zip(geo.target_object, geo.shape))
     tasks, engine = max(1, threads), max(1, engine_threads)
 
@@ -303,43 +305,55 @@ def make_plan(geo: Geometry, max_mem: int, threads: int, engine_threads: int) ->
 
     while tasks > 1 and peak(tasks, engine) > max_mem:
         tasks -= 1
-        engine = min(engine, tasks)
-    if peak(tasks, engine) > max_mem:
-        engine = 1
+    while engine > 1 and peak(tasks, engine) > max_mem:
+        engine -= 1
     if peak(tasks, engine) > max_mem:
         raise RechunkError(
             f"max_mem {format_mem(max_mem)} is too small: one target object {one} and one "
             f"source chunk need about {format_mem(peak(1, 1))}; raise max_mem, or choose "
             "smaller target chunks or shards"
         )
+    # A direct slab that decodes each source chunk at most twice, with as many tasks as
+    # allow one (two decodes cost less than a second encode and write); else the two
+    # stages with the most tasks; else the least amplified direct plan.
     first: Plan | None = None
+    staged: Plan | None = None
     while True:
         plan = _plan_for(geo, one, max_mem, tasks, engine)
         if plan.amplification <= MAX_AMPLIFICATION:
             return plan
         first = first or plan
+        staged = staged or _staged(geo, max_mem, tasks, engine)
         if tasks == 1:
-            return first  # bounded, if slow: each source chunk is decoded several times
+            return staged or first  # bounded, if slow: source chunks decoded many times
         tasks -= 1
-        engine = min(engine, tasks)
+
+
+def _budget(geo: Geometry, max_mem: int, tasks: int, engine: int) -> int:
+    return (max_mem - geo.transients(tasks, engine)) // tasks
 
 
 def _plan_for(geo: Geometry, one: Shape, max_mem: int, tasks: int, engine: int) -> Plan:
+    """The direct plan: slabs of whole target objects, grown within the budget."""
     geo = replace(geo, engine=engine)
-    budget = (max_mem - geo.transients(tasks, engine)) // tasks
-    slab = _grow(geo, one, one, budget, geo.source_regular, score=True)
-    amp = amplification(geo, slab)
-    if amp > MAX_AMPLIFICATION:
-        staged = _intermediate(geo, budget)
-        if staged is not None:
-            read, chunks, write = staged
-            task = max(geo.task_bytes(read), geo.task_bytes(write))
-            return Plan("intermediate", geo.shape, write, tasks, engine, task,
-                        tasks * task + geo.transients(tasks, engine), 1.0,
-                        read_slab=read, intermediate=chunks)
+    slab = _grow(geo, one, one, _budget(geo, max_mem, tasks, engine), geo.source_regular,
+                 score=True)
     task = geo.task_bytes(slab)
     return Plan("direct", geo.shape, slab, tasks, engine, task,
-                tasks * task + geo.transients(tasks, engine), amp)
+                tasks * task + geo.transients(tasks, engine), amplification(geo, slab))
+
+
+def _staged(geo: Geometry, max_mem: int, tasks: int, engine: int) -> Plan | None:
+    """The two-stage plan, or ``None`` where it does not fit."""
+    geo = replace(geo, engine=engine)
+    found = _intermediate(geo, _budget(geo, max_mem, tasks, engine))
+    if found is None:
+        return None
+    read, chunks, write = found
+    task = max(geo.task_bytes(read), geo.task_bytes(write))
+    return Plan("intermediate", geo.shape, write, tasks, engine, task,
+                tasks * task + geo.transients(tasks, engine), 1.0,
+                read_slab=read, intermediate=chunks)
 
 
 def slabs(shape: Shape, slab: Shape) -> Iterator[tuple[int, Region]]:
