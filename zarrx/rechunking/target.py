@@ -198,15 +198,20 @@ def _cast_fill(fill: Any, dtype: np.dtype, where: str) -> Any:
 
 def intermediate_keywords(target_meta: Any, chunks: tuple[int, ...]) -> dict[str, Any]:
     """Keywords of the scratch v3 array a two-stage plan writes: the target's data type and
-    fill value, the plan's chunks, no shards, plain codecs (zstd level 1)."""
+    fill value, the plan's chunks, no shards, the fastest codec (blosc lz4 at level 1,
+    shuffled by the item size when it has one: written once and read once)."""
     r = recipe(target_meta)
     kw = v3_keywords(r)
-    kw.update(
-        chunks=chunks, shards=None, filters=None, serializer="auto",
-        compressors=[{"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
-        attributes={}, dimension_names=None, chunk_key_encoding=None,
-    )
     dtype = kw.get("dtype")
     if isinstance(dtype, np.dtype) and dtype.byteorder == ">":  # (scratch: native order)
-        kw["dtype"] = dtype.newbyteorder("<")
+        kw["dtype"] = dtype = dtype.newbyteorder("<")
+    fixed = isinstance(dtype, np.dtype) and not dtype.hasobject and dtype.kind != "T"
+    size = dtype.itemsize if fixed and dtype.itemsize <= 255 else 1  # type: ignore[union-attr]
+    blosc = {"cname": "lz4", "clevel": 1, "shuffle": "shuffle" if size > 1 else "noshuffle",
+             "typesize": size, "blocksize": 0}
+    kw.update(
+        chunks=chunks, shards=None, filters=None, serializer="auto",
+        compressors=[{"name": "blosc", "configuration": blosc}],
+        attributes={}, dimension_names=None, chunk_key_encoding=None,
+    )
     return kw
