@@ -260,9 +260,23 @@ class Store(ABC):
     #: this to ``False``: the engine then writes a chunk left all fill value by an update,
     #: where it would otherwise erase it.
     conditional_erase: bool = True
+    #: Whether other processes reach the same keys through a copy of the store (pickled to
+    #: a worker): a directory, an object store. ``False`` for a store whose data lives in
+    #: this process (memory, an open zip archive).
+    shared: bool = True
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
+
+    def same_data(self, other: Store) -> bool:
+        """Whether ``other`` reaches the same keys as this store (whatever either's
+        ``read_only``); by default only when it is this store."""
+        return other is self
+
+    def stamp(self, key: str) -> Any:
+        """A cheap token of the stored value of ``key`` that changes when it is rewritten
+        (a file's size and modification time), or ``None`` where the store has none."""
+        return None
 
     # -- readable -----------------------------------------------------------------
     @abstractmethod

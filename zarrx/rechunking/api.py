@@ -47,12 +47,10 @@ def check_executor(executor: Any, src: Array, store: Any) -> None:
                             f"concurrent.futures executor), got {executor!r}")
     import pickle
 
-    from zarrx.storage import MemoryStore
-
     for what, s in (("source", src.store), ("target", store)):
-        if isinstance(s, MemoryStore):
+        if not s.shared:
             raise ArgumentError(
-                f"the {what} is a MemoryStore, which lives in this process only: an "
+                f"the {what} is {s!r}, whose data lives in this process only: an "
                 "executor's workers cannot reach it; use a store they share (a local "
                 "directory, an object store), or no executor"
             )

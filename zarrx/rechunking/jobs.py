@@ -39,12 +39,7 @@ VARIABLE_ITEMSIZE = 64
 def overlaps(src: Any, store: Any, path: str) -> bool:
     """Whether the node at ``path`` of ``store`` is ``src`` (an array or group), or lies
     inside it, or contains it."""
-    from zarrx.storage import LocalStore
-
-    same_store = src.store is store or (
-        isinstance(src.store, LocalStore) and isinstance(store, LocalStore)
-        and src.store.root.resolve() == store.root.resolve()
-    )
+    same_store = src.store.same_data(store)
     a, b = src.path, path
     return same_store and (a == b or not a or not b or a.startswith(b + "/")
                            or b.startswith(a + "/"))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,19 +52,9 @@ def source_fingerprint(array: Any) -> dict[str, str]:
     """What identifies the source's state: its metadata, and its stored objects (their
     keys; on a local store also their sizes and modification times)."""
     from zarrx.info import listed_keys
-    from zarrx.storage import LocalStore
 
-    keys = sorted(listed_keys(array))
-    listing: list[Any] = list(keys)
-    if isinstance(array.store, LocalStore):
-        root = array.store.root
-        listing = []
-        for key in keys:
-            try:
-                st = os.stat(os.path.join(root, *key.split("/")))
-                listing.append([key, st.st_size, st.st_mtime_ns])
-            except FileNotFoundError:
-                listing.append([key, None, None])
+    store = array.store
+    listing = [[key, store.stamp(key)] for key in sorted(listed_keys(array))]
     return {"metadata": metadata_digest(array.metadata), "data": digest(listing)}
 
 

@@ -683,5 +683,18 @@ class LocalStore(Store):
     def __hash__(self) -> int:
         return hash((self._root, self.read_only))
 
+    def same_data(self, other: Store) -> bool:
+        return isinstance(other, LocalStore) and (
+            other._root == self._root or self.root.resolve() == other.root.resolve())
+
+    def stamp(self, key: str) -> Any:
+        """The file's size and modification time (``None``: absent)."""
+        validate_key(key)
+        try:
+            info = os.stat(self._path(key))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return [info.st_size, info.st_mtime_ns]
+
     def __repr__(self) -> str:
         return f"LocalStore({self._root!r}{', read_only=True' if self.read_only else ''})"

@@ -49,6 +49,7 @@ class MemoryStore(Store):
     """A thread-safe in-memory store."""
 
     atomic_updates = "lock"
+    shared = False  # (its data lives in this process)
 
     def __init__(self, *, read_only: bool = False) -> None:
         super().__init__(read_only=read_only)
@@ -164,6 +165,9 @@ class MemoryStore(Store):
 
     def __hash__(self) -> int:
         return hash((id(self._backing), self.read_only))
+
+    def same_data(self, other: Store) -> bool:
+        return isinstance(other, MemoryStore) and other._backing is self._backing
 
     def __repr__(self) -> str:
         where = f"memory://{self._backing.name}" if self._backing.name else hex(id(self._backing))

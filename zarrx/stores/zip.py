@@ -325,6 +325,7 @@ class ZipStore(Store):
     #: One process writes an archive (it replaces the file when it closes): its threads'
     #: updates exclude each other.
     atomic_updates = "lock"
+    shared = False  # (one process writes an archive)
 
     def __init__(
         self,
