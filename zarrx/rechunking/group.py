@@ -30,7 +30,7 @@ from zarrx.groups import Group
 from zarrx.metadata.io import LAYOUTS, data_prefix, find_node, join_path, normalize_path
 from zarrx.metadata.nodes import erase_node, open_store, write_group
 from zarrx.rechunking.api import check_executor, check_threads
-from zarrx.rechunking.jobs import overlaps, prepare, run_jobs
+from zarrx.rechunking.jobs import a_or_an, overlaps, prepare, run_jobs
 from zarrx.rechunking.parse import parse_mem
 from zarrx.rechunking.record import Record, digest, record_prefix, source_fingerprint
 from zarrx.rechunking.target import Options, check_format, target_keywords
@@ -167,8 +167,8 @@ def rechunk_group(
     existing = find_node(store, path)
     state = record.load() if existing is not None and existing.node_type == "group" else None
     if existing is not None and state is None and not overwrite:
-        raise NodeExistsError(f"a {existing.node_type} exists at {'/' + path!r} in {store!r}; "
-                              "pass overwrite=True to replace it")
+        raise NodeExistsError(f"{a_or_an(existing.node_type)} exists at {'/' + path!r} in "
+                              f"{store!r}; pass overwrite=True to replace it")
     if state is not None and not (resume or overwrite):
         raise NodeExistsError(f"{'/' + path!r} in {store!r} holds an interrupted "
                               "rechunk_group; pass resume=True or overwrite=True")

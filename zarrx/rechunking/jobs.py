@@ -73,6 +73,11 @@ def geometry(src: Array, meta: Any) -> Geometry:
     )
 
 
+def a_or_an(noun: str) -> str:
+    """``noun`` with its indefinite article ("an array", "a group")."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def _where(store: Any, path: str) -> str:
     return f"array {'/' + path!r} in {store!r}"
 
@@ -114,7 +119,8 @@ def prepare(
     state = record.load() if existing is None or existing.node_type == "array" else None
     if existing is not None and state is None and not overwrite:
         raise NodeExistsError(
-            f"{where}: a {existing.node_type} exists there; pass overwrite=True to replace it"
+            f"{where}: {a_or_an(existing.node_type)} exists there; pass overwrite=True to "
+            "replace it"
         )
     if state is not None and not overwrite and not resume:
         raise NodeExistsError(
