@@ -197,3 +197,28 @@ def test_interrupted_while_erasing_the_record(tmp_path: Path,
     assert stored_objects(dst) == before
     assert np.array_equal(out[...], data)
     assert record_keys(dst) == []
+
+
+def test_a_second_rechunk_started_meanwhile_is_refused(tmp_path: Path) -> None:
+    """Two rechunks prepared into the same new target (both found nothing there): the
+    one that starts second is refused, and the first's record is left as it was."""
+    from zarrx.rechunking.jobs import prepare, start
+    from zarrx.rechunking.target import Options
+
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    data = make_source(src)
+    source = zarrx.open_array(str(src), mode="r")
+    store = zarrx.storage.LocalStore(dst)
+    opts = Options((64, 4, 4), None, None, None, None, None, None, None, None)
+    first, second = (prepare(source, store, "", opts, max_mem=1 << 20, threads=2,
+                             engine_threads=2, resume=True, overwrite=False)
+                     for _ in range(2))
+    start(first)
+    record = store.get(".zarrx-rechunk/state.json")
+    with pytest.raises(NodeExistsError, match="another rechunk"):
+        start(second)
+    assert store.get(".zarrx-rechunk/state.json") == record
+    # the first's record is whole: the same call finishes it as a resume
+    out = zarrx.rechunk(str(src), str(dst), chunks=(64, 4, 4), max_mem=1 << 20)
+    assert np.array_equal(out[...], data)
+    assert record_keys(dst) == []

@@ -100,6 +100,7 @@ class Job:
     options: str
     resumed: bool  # it finishes an interrupted rechunk
     stray: bool = False  # keys without a node at the target's data prefix, to erase
+    overwrite: bool = False  # what is at the target (a node, a record) is replaced
 
 
 def prepare(
@@ -153,7 +154,7 @@ def prepare(
     else:
         plan = make_plan(geometry(src, meta), max_mem, threads, engine_threads)
     return Job(src, store, path, fmt, kw, meta, record, plan, state, existing, fingerprint,
-               options, resumed=state is not None, stray=stray)
+               options, resumed=state is not None, stray=stray, overwrite=overwrite)
 
 
 def _describe(src: Array) -> str:
@@ -169,10 +170,15 @@ def start(job: Job) -> Array:
             job.existing = None
         if job.stray:
             store.erase_prefix(validate_prefix(data_prefix(path, job.meta)))
-        job.record.erase()  # (a record left by a node erased by hand)
+        if job.overwrite:
+            job.record.erase()
         job.state = State(_describe(job.src), job.fingerprint, metadata_digest(job.meta),
                           job.options, job.plan.to_json())
-        job.record.save(job.state)
+        if not job.record.claim(job.state):  # another rechunk started here since prepare
+            raise NodeExistsError(
+                f"{_where(store, path)}: another rechunk into it started meanwhile (its "
+                f"record is {job.record.state_key!r}); one rechunk per target at a time"
+            )
     if job.existing is None:  # (a resumed rechunk interrupted before it made the node)
         try:
             written = create_node(store, path, job.meta, overwrite=False)

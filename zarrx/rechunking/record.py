@@ -78,6 +78,10 @@ class State:
         }
 
 
+class _Taken(Exception):
+    """A record exists where :meth:`Record.claim` was to create one."""
+
+
 class Record:
     """The record of the rechunk of one target array (``prefix``: :func:`record_prefix`)."""
 
@@ -115,6 +119,22 @@ class Record:
 
     def save(self, state: State) -> None:
         self.store.set(self.state_key, json.dumps(state.to_json(), indent=1).encode())
+
+    def claim(self, state: State) -> bool:
+        """Write ``state`` as a new record, atomically only if there is none (the store's
+        atomic update); ``False``, nothing written, when another rechunk holds one."""
+        new = json.dumps(state.to_json(), indent=1).encode()
+
+        def create(existing: bytes | None) -> bytes:
+            if existing is not None:
+                raise _Taken
+            return new
+
+        try:
+            self.store.atomic_update(self.state_key, create)
+        except _Taken:
+            return False
+        return True
 
     def done(self, stage: str) -> set[int]:
         """The numbers of the slabs of ``stage`` recorded as finished (one listing)."""
