@@ -170,21 +170,36 @@ cdef extern from *:
        examined, 3 the temporary file, 4 its write or close, 5 the rename) with its errno
        in *error; the temporary file never outlives a failure. */
     #if defined(__linux__)
+    /* The directory dir beneath rootfd opened into *dirfd (rootfd itself for ""), and
+       name in it checked not to be a link: 0, else the step that failed (1 the
+       directory, 2 name is a link or cannot be examined) with its errno in *error and
+       *dirfd closed again. */
+    static int zarrx_key_dir_beneath(int rootfd, const char *dir, const char *name,
+                                     int *dirfd, int *error) {
+        struct stat info;
+        *dirfd = rootfd;
+        *error = 0;
+        if (dir[0]) {
+            *dirfd = zarrx_open_dir_beneath(rootfd, dir);
+            if (*dirfd < 0) { *error = -*dirfd; *dirfd = rootfd; return 1; }
+        }
+        if (fstatat(*dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (!S_ISLNK(info.st_mode)) return 0;
+        } else if (errno == ENOENT) {
+            return 0;
+        } else {
+            *error = errno;
+        }
+        if (*dirfd != rootfd) close(*dirfd);
+        *dirfd = rootfd;
+        return 2;
+    }
+
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
                                    const char *temp, zarrx_span *spans, long long count,
                                    int *error) {
-        struct stat info;
-        int dirfd = rootfd, fd, step = 0;
-        *error = 0;
-        if (dir[0]) {
-            dirfd = zarrx_open_dir_beneath(rootfd, dir);
-            if (dirfd < 0) { *error = -dirfd; return 1; }
-        }
-        if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (S_ISLNK(info.st_mode)) { step = 2; goto done; }
-        } else if (errno != ENOENT) {
-            *error = errno; step = 2; goto done;
-        }
+        int dirfd, fd, step = zarrx_key_dir_beneath(rootfd, dir, name, &dirfd, error);
+        if (step) return step;
         do {
             fd = openat(dirfd, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         } while (fd < 0 && errno == EINTR);
@@ -222,19 +237,10 @@ cdef extern from *:
     static int zarrx_write_locked_beneath(int rootfd, const char *dir, const char *name,
                                           const char *lock, zarrx_span *spans,
                                           long long count, int *error) {
-        struct stat info, held, named;
+        struct stat held, named;
         struct flock request;
-        int dirfd = rootfd, fd, now, step = 0;
-        *error = 0;
-        if (dir[0]) {
-            dirfd = zarrx_open_dir_beneath(rootfd, dir);
-            if (dirfd < 0) { *error = -dirfd; return 1; }
-        }
-        if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (S_ISLNK(info.st_mode)) { step = 2; goto done; }
-        } else if (errno != ENOENT) {
-            *error = errno; step = 2; goto done;
-        }
+        int dirfd, fd, now, step = zarrx_key_dir_beneath(rootfd, dir, name, &dirfd, error);
+        if (step) return step;
         do {
             fd = openat(dirfd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
         } while (fd < 0 && errno == EINTR);
