@@ -123,7 +123,7 @@ def _read_one(cs: ChunkStore, p: ChunkProjection, out: np.ndarray) -> bool:
         return False
     try:
         _place_value(cs, chain, p.chunk_selection, p.out_selection, False, read.value(),
-                     read.key, out)
+                     lambda _: read.key(), 0, out)
     except CodecError as e:
         raise read.named(e) from None
     return True
@@ -177,20 +177,20 @@ def _place(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads
     for i in range(lo, hi):
         try:
             _place_value(cs, chains[i], selections[i], outs[i], fancy is not None and fancy[i],
-                         fetched.value(i), partial(reads.key, i), out)
+                         fetched.value(i), reads.key, i, out)
         except CodecError as e:
             raise reads.named(i, e) from None
 
 
 def _place_value(cs: ChunkStore, chain: PreparedChain, selection: tuple[Any, ...],
                  out_selection: tuple[Any, ...], fancy: bool, data: Any,
-                 key: Callable[[], str], out: np.ndarray) -> None:
-    """Decode one chunk's ``data`` (stored bytes, ``None``: absent, or a partial read) and
-    place its ``selection`` at ``out_selection`` of ``out``."""
+                 key: Callable[[int], str], i: int, out: np.ndarray) -> None:
+    """Decode chunk ``i``'s ``data`` (stored bytes, ``None``: absent, or a partial read;
+    ``key(i)`` its key) and place its ``selection`` at ``out_selection`` of ``out``."""
     if data is not None and not isinstance(data, bytes | memoryview):
         if _place_part(cs, out, selection, out_selection, data):
             return
-        data = cs.store.get(key())  # a partial read (a chunk per key) that failed: all of it
+        data = cs.store.get(key(i))  # a partial read (a chunk per key) that failed: all of it
     place_selection(chain, cs.elements, selection, out_selection, fancy, data, out)
 
 
