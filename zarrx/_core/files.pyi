@@ -4,7 +4,8 @@
 What each function takes, checks and guarantees: ``zarrx/_core/README.md``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from typing_extensions import Buffer
 
@@ -17,6 +18,12 @@ def read_beneath(dirfd: int, path: bytes) -> bytes | None:
 def read_many_beneath(dirfd: int, paths: Sequence[bytes]) -> list[bytes | int | None]:
     """Each regular file of ``paths`` below ``dirfd`` read whole (``None``: absent or not
     regular; an ``int``: read that one alone), holding the GIL only to make the values."""
+
+def pread_rounds(
+    fd: int, reader: Any, ranges: Sequence[Any], refuse: Callable[[Any, str], None], key: str
+) -> int:
+    """Serve the rounds of ``reader`` from the open file ``fd`` (one ``pread`` a range, no
+    GIL); 0 once served, -1 when it is not a regular file, else the errno that failed."""
 
 WRITE_DIRECTORY: int
 WRITE_LINK: int

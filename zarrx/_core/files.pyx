@@ -36,6 +36,9 @@ cdef extern from *:
     static long long zarrx_read(int fd, char *buffer, long long count) {
         (void)fd; (void)buffer; (void)count; errno = ENOSYS; return -1;
     }
+    static long long zarrx_pread(int fd, char *buffer, long long count, long long at) {
+        (void)fd; (void)buffer; (void)count; (void)at; errno = ENOSYS; return -1;
+    }
     static int zarrx_close(int fd) { (void)fd; return 0; }
     typedef struct { const char *data; long long size; } zarrx_span;
     static int zarrx_write_beneath(int rootfd, const char *dir, const char *name,
@@ -108,6 +111,10 @@ cdef extern from *:
 
     static long long zarrx_read(int fd, char *buffer, long long count) {
         return (long long)read(fd, buffer, (size_t)count);
+    }
+
+    static long long zarrx_pread(int fd, char *buffer, long long count, long long at) {
+        return (long long)pread(fd, buffer, (size_t)count, (off_t)at);
     }
 
     static int zarrx_close(int fd) { return close(fd); }
@@ -291,6 +298,7 @@ cdef extern from *:
     int zarrx_open_beneath(int dirfd, const char* path) nogil
     int zarrx_regular_size(int fd, long long* size) nogil
     long long zarrx_read(int fd, char* buffer, long long count) nogil
+    long long zarrx_pread(int fd, char* buffer, long long count, long long at) nogil
     int zarrx_close(int fd) nogil
     ctypedef struct zarrx_span:
         const char* data
@@ -383,6 +391,66 @@ cdef object _read_all(int fd, Py_ssize_t size, bytes path):
         if not part:
             return b"".join(rest)
         rest.append(part)
+
+
+def pread_rounds(int fd, reader not None, ranges, refuse not None, key):
+    """Serve the rounds of ``reader`` (a ``RangeReader``: ``ranges()`` and ``receive()``)
+    from the open file ``fd``, from its first round's ``ranges`` until it asks for nothing
+    more: each range one ``pread`` without the GIL into a new ``bytes``, the ranges
+    resolved against the size ``fstat`` gave as ``Store.get`` resolves them (a negative
+    start counts from the end, a range past the end is clipped); ``refuse(range, key)``
+    is called for a range of negative length (it raises). Returns 0 once served, -1 when
+    ``fd`` is not a regular file (nothing read), else the errno of the ``fstat`` or
+    ``pread`` that failed. ``fd`` stays open."""
+    cdef long long size = 0
+    cdef int kind
+    with nogil:
+        kind = zarrx_regular_size(fd, &size)
+    if kind < 0:
+        return -kind
+    if kind == 0:
+        return -1
+    cdef long long at, count
+    cdef int failure
+    cdef list values
+    while ranges:
+        values = []
+        for r in ranges:
+            start, length = r.start, r.length
+            if length is not None and length < 0:
+                refuse(r, key)
+            start = max(size + start, 0) if start < 0 else min(start, size)
+            at = start
+            count = (size if length is None else min(start + length, size)) - at
+            value, failure = _pread(fd, at, count)
+            if failure:
+                return failure
+            values.append(value)
+        reader.receive(values)
+        ranges = reader.ranges()
+    return 0
+
+
+cdef tuple _pread(int fd, long long at, long long count):
+    """``count`` bytes of ``fd`` from ``at`` (fewer at the end of the file), and 0; or
+    ``None`` and the errno of the failed ``pread``."""
+    value = PyBytes_FromStringAndSize(NULL, count)
+    cdef char* base = PyBytes_AS_STRING(value)
+    cdef long long filled = 0, got
+    cdef int failure = 0
+    with nogil:
+        while filled < count:
+            got = zarrx_pread(fd, base + filled, count - filled, at + filled)
+            if got > 0:
+                filled += got
+            elif got == 0:
+                break
+            elif errno != EINTR:
+                failure = errno
+                break
+    if failure:
+        return None, failure
+    return (value if filled == count else value[:filled]), 0
 
 
 cdef enum:

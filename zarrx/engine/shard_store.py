@@ -47,6 +47,7 @@ _EMPTY_INT = 2**64 - 1
 # The units of a batch of one chunk (a small read), shared (never written).
 _ONE_BOUNDS = np.array([0, 1], dtype=np.int64)
 _ONE_BOUNDS.flags.writeable = False
+_WHOLE = ByteRange(0)
 
 
 class ShardChunks(ChunkSource):
@@ -77,6 +78,7 @@ class ShardChunks(ChunkSource):
         self._shard_shape = tuple(outer.spec.shape)
         self._chunk_shape = tuple(innermost.tolist())
         self._array_shape = tuple(cs.meta.shape)
+        self._index_range = outer.index_range
 
     def held(self, coords: np.ndarray) -> np.ndarray:
         """How many innermost chunks each shard at ``coords`` (rows) has inside the array."""
@@ -227,8 +229,7 @@ class _OneRead(OneRead):
 
     def ranges(self) -> Sequence[ByteRange]:
         if self._round == 0:
-            layout = self.source.layout
-            self._asked = [ByteRange(0) if self._whole else layout.index_range]
+            self._asked = [_WHOLE if self._whole else self.source._index_range]
         elif self._round == 1 and self._entry is not None:
             self._asked = [ByteRange(*self._entry)]
         else:

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import islice, product, repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,9 +27,9 @@ from zarrx._core.indexing import points_chunks
 from zarrx.selection.layout import Group, Layout, Points, Run
 
 
-@dataclass(frozen=True)
-class ChunkProjection:
-    """One chunk's share of a selection."""
+class ChunkProjection(NamedTuple):
+    """One chunk's share of a selection. (A named tuple, not a frozen dataclass: a small
+    read makes one, and a frozen dataclass costs a microsecond to make.)"""
 
     coords: tuple[int, ...]  # chunk grid coordinates
     chunk_selection: tuple[Any, ...]  # inside the chunk

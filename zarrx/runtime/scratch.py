@@ -37,11 +37,11 @@ class scratch:
         if free is None:
             free = _local.free = []
         self._free = free
-        fitting = [i for i, b in enumerate(free) if len(b) >= nbytes]
-        if fitting:
-            self._buffer = free.pop(min(fitting, key=lambda i: len(free[i])))
-        else:
-            self._buffer = np.empty(nbytes, dtype=np.uint8)
+        best = -1  # the smallest buffer kept that fits
+        for i, b in enumerate(free):
+            if len(b) >= nbytes and (best < 0 or len(b) < len(free[best])):
+                best = i
+        self._buffer = np.empty(nbytes, dtype=np.uint8) if best < 0 else free.pop(best)
         return self._buffer[:nbytes]
 
     def __exit__(self, *exc: object) -> None:

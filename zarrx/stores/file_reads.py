@@ -13,7 +13,8 @@ import os
 import stat
 from collections.abc import Sequence
 
-from zarrx.abc.store import ByteRange, RangeReader, answer_rounds, read_each_round
+from zarrx._core.files import pread_rounds
+from zarrx.abc.store import ByteRange, RangeReader, answer_rounds, validate_byte_range
 from zarrx.errors import StoreError
 from zarrx.stores.keys import resolve_byte_range
 
@@ -62,27 +63,18 @@ def serve_rounds(
 ) -> None:
     """:meth:`~zarrx.abc.store.Store.read_rounds` of one reader from the open file ``fd``
     (closed here; ``None``: the key is absent), whose first round asks ``ranges``: every
-    round read from that file. A file that is not a regular file is absent."""
+    round read from that file (:func:`zarrx._core.files.pread_rounds`). A file that is not
+    a regular file is absent."""
     if fd is None:
         answer_rounds(reader, key, None, ranges)
         return
     try:
-        try:
-            info = os.fstat(fd)
-        except OSError as error:
-            raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-        if not stat.S_ISREG(info.st_mode):
+        failed = pread_rounds(fd, reader, ranges, validate_byte_range, key)
+        if failed < 0:
             answer_rounds(reader, key, None, ranges)
-            return
-        size = info.st_size
-
-        def fetch(asked: Sequence[ByteRange]) -> list[bytes]:
-            try:
-                return [_pread(fd, r, size, key) for r in asked]
-            except OSError as error:
-                raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
-
-        read_each_round(reader, fetch, ranges)
+        elif failed:
+            error = OSError(failed, os.strerror(failed))
+            raise StoreError(f"cannot read key {key!r} from {path!r}: {error}") from error
     finally:
         os.close(fd)
 
