@@ -642,7 +642,9 @@ def all_equal(cnp.ndarray arr not None, value):
         return True
     _setup(&w, arr, None)
     _normalize(&w, itemsize)
-    if n * itemsize < NOGIL_BYTES:
+    # The first element decides most chunks of data (they differ there): no GIL hand-off
+    # for those.
+    if n * itemsize < NOGIL_BYTES or memcmp(w.d, p, itemsize) != 0:
         return _equal_walk(&w, p, itemsize)
     with nogil:
         ok = _equal_walk(&w, p, itemsize)
