@@ -7,6 +7,7 @@ dtype, values); every error NumPy raises is raised with the same builtin class, 
 ``zarrx.errors``; a write NumPy refuses changes nothing in the store.
 """
 
+import itertools
 import warnings
 
 import numpy as np
@@ -230,3 +231,20 @@ def test_records_take_tuples_as_numpy_does(zarr_format):
         x[idx] = value
         a[idx] = value
     _assert_same(a[...], x)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 2), (2, 0), (1, 2), (2, 2), (1, 0, 0)])
+def test_empty_masks_are_refused_where_numpy_refuses_them(shape):
+    # An empty boolean mask's axes of length 0 match any size; its other axes must match.
+    x = np.zeros(shape, dtype="int32")
+    a = zarrx.create_array(MemoryStore(), shape=shape, dtype="int32", chunks=(1,) * len(shape))
+    for k in (1, 2):
+        for mask_shape in itertools.product(range(3), repeat=k):
+            for lead in ((), (0,)) if shape and shape[0] == 1 else ((),):
+                mask = np.zeros(mask_shape, dtype=bool)
+                idx = (*lead, mask)
+                expected, error = _numpy(lambda idx=idx: x[idx])
+                if error is not None:
+                    _refused_like(error, lambda idx=idx: a[idx])
+                else:
+                    _assert_same(a[idx], expected)

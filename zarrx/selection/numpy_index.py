@@ -311,10 +311,9 @@ def _check_array(arr: np.ndarray, size: int, axis: int, where: str) -> np.ndarra
 
 
 def _check_mask(mask: np.ndarray, sizes: tuple[int, ...], axis: int, where: str) -> None:
-    if not mask.size:  # NumPy lets an empty mask select nothing whatever its shape
-        return
+    empty = not mask.size  # NumPy lets an empty mask's axes of length 0 match any size
     for k, (n, m) in enumerate(zip(sizes, mask.shape)):
-        if n != m:
+        if n != m and not (empty and m == 0):
             raise SelectionError(
                 f"{where}boolean index did not match indexed array along axis {axis + k}; "
                 f"size of axis is {n} but size of corresponding boolean axis is {m}"
