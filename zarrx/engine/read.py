@@ -32,6 +32,7 @@ from zarrx.runtime.plan import (
     one_chunk,
     plan_batches,
 )
+from zarrx.runtime.scratch import scratch
 from zarrx.selection.layout import Layout
 
 if TYPE_CHECKING:
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 #: decoding and placing one costs less than the GIL hand-offs of sharing them out to the
 #: chunk threads (unless the batch kernel places them, without the GIL).
 INLINE_BYTES = 16 << 10
+#: Chunks of points (``vindex``) decoded at once by the batch kernel before their points
+#: are gathered (:func:`_gather_points`): a per-thread scratch of at most this many bytes.
+GATHER_BYTES = 32 << 20
 
 
 def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
@@ -174,12 +178,55 @@ def _place(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain], reads
         return
     selections, outs = batch.chunk_selections, batch.out_selections
     fancy = batch.fancy
+    if fancy is not None and _gather_points(cs, batch, chains, reads, fetched, lo, hi, out):
+        return
     for i in range(lo, hi):
         try:
             _place_value(cs, chains[i], selections[i], outs[i], fancy is not None and fancy[i],
                          fetched.value(i), reads.key, i, out)
         except CodecError as e:
             raise reads.named(i, e) from None
+
+
+def _gather_points(cs: ChunkStore, batch: ChunkBatch, chains: list[PreparedChain],
+                   reads: Reads, fetched: Fetched, lo: int, hi: int, out: np.ndarray) -> bool:
+    """Chunks ``lo`` to ``hi`` of a batch of points (an index array on every axis of each
+    chunk, into a 1-d buffer: ``vindex``), where their chain has a batch kernel: decoded
+    whole by one kernel call without the GIL per :data:`GATHER_BYTES` of chunks into a
+    stack of images, then every point gathered from the stack by one NumPy gather;
+    ``False``, having done nothing, for any other batch."""
+    decoder = getattr(chains[0], "batch_decoder", None) if cs.uniform else None
+    selections, outs = batch.chunk_selections, batch.out_selections
+    if decoder is None or out.ndim != 1 or not fetched.plain() or not all(
+            len(outs[i]) == 1 and all(type(s) is np.ndarray and s.ndim == 1
+                                      for s in (*selections[i], outs[i][0]))
+            for i in range(lo, hi)):
+        return False
+    shape = chains[0].spec.shape
+    dtype = chains[0].spec.dtype
+    per = math.prod(shape)
+    ndim = len(shape)
+    group = max(1, GATHER_BYTES // (per * dtype.itemsize))
+    for first in range(lo, hi, group):
+        last = min(hi, first + group)
+        k = last - first
+        with scratch(k * per * dtype.itemsize) as raw:
+            stack = raw.view(dtype).reshape((k * shape[0], *shape[1:]))
+            at = np.zeros((k, ndim), dtype=np.int64)
+            at[:, 0] = np.arange(k) * shape[0]
+            a, b = first - fetched.lo, last - fetched.lo
+            try:
+                decoder.place(fetched.sources, fetched.which[a:b], fetched.offsets[a:b],
+                              fetched.sizes[a:b], np.zeros((k, ndim), np.int64),
+                              np.ones((k, ndim), np.int64), np.tile(shape, (k, 1)), at,
+                              stack, cs.elements.fill)
+            except CodecError as e:
+                raise reads.named(first + getattr(e, "chunk", 0), e) from None
+            flat = np.concatenate([np.ravel_multi_index(selections[i], shape) + (i - first) * per
+                                   for i in range(first, last)])
+            positions = np.concatenate([outs[i][0] for i in range(first, last)])
+            out[positions] = stack.reshape(-1)[flat]
+    return True
 
 
 def _place_value(cs: ChunkStore, chain: PreparedChain, selection: tuple[Any, ...],
