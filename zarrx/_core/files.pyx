@@ -352,6 +352,27 @@ def read_beneath(int dirfd, bytes path):
             zarrx_close(fd)
 
 
+cdef long long _fill(int fd, char* base, long long count, long long at,
+                     int* failure) noexcept nogil:
+    """Read up to ``count`` bytes of ``fd`` into ``base`` — from its offset ``at`` (``pread``),
+    or from where it stands when ``at`` is negative (``read``) — until they are all there,
+    the file ends or a call fails (its errno in ``failure``); how many were read."""
+    cdef long long filled = 0, got
+    while filled < count:
+        if at < 0:
+            got = zarrx_read(fd, base + filled, count - filled)
+        else:
+            got = zarrx_pread(fd, base + filled, count - filled, at + filled)
+        if got > 0:
+            filled += got
+        elif got == 0:
+            break
+        elif errno != EINTR:
+            failure[0] = errno
+            break
+    return filled
+
+
 cdef object _read_all(int fd, Py_ssize_t size, bytes path):
     """Read ``fd`` to its end into one bytes object of the expected ``size``."""
     value = PyBytes_FromStringAndSize(NULL, size)
@@ -361,15 +382,7 @@ cdef object _read_all(int fd, Py_ssize_t size, bytes path):
     cdef int failure = 0
     cdef char probe[1]
     with nogil:
-        while filled < size:
-            got = zarrx_read(fd, base + filled, size - filled)
-            if got > 0:
-                filled += got
-            elif got == 0:
-                break
-            elif errno != EINTR:
-                failure = errno
-                break
+        filled = _fill(fd, base, size, -1, &failure)
         if not failure and filled == size:  # the end of the file must come now
             while True:
                 got = zarrx_read(fd, probe, 1)
@@ -436,18 +449,10 @@ cdef tuple _pread(int fd, long long at, long long count):
     ``None`` and the errno of the failed ``pread``."""
     value = PyBytes_FromStringAndSize(NULL, count)
     cdef char* base = PyBytes_AS_STRING(value)
-    cdef long long filled = 0, got
+    cdef long long filled
     cdef int failure = 0
     with nogil:
-        while filled < count:
-            got = zarrx_pread(fd, base + filled, count - filled, at + filled)
-            if got > 0:
-                filled += got
-            elif got == 0:
-                break
-            elif errno != EINTR:
-                failure = errno
-                break
+        filled = _fill(fd, base, count, at, &failure)
     if failure:
         return None, failure
     return (value if filled == count else value[:filled]), 0

@@ -300,8 +300,7 @@ class LocalStore(Store):
             validate_key(key)  # every key refused before any read
         with self._beneath_fd() as dirfd:
             if len(reads) < 2 or not may_wait_for_pools():
-                for key, reader in reads:
-                    self._read_rounds(dirfd, key, reader)
+                self._serve(dirfd, reads)
             else:
                 on_io_threads(partial(self._serve, dirfd), _slices(reads))
 
