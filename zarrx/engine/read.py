@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 #: chunk threads (unless the batch kernel places them, without the GIL).
 INLINE_BYTES = 16 << 10
 #: Chunks of points (``vindex``) decoded at once by the batch kernel before their points
-#: are gathered (:func:`_gather_points`): a per-thread scratch of at most this many bytes.
-GATHER_BYTES = 32 << 20
+#: are gathered (:func:`_gather_points`): a per-thread scratch of at most this many bytes
+#: (100 000 points in 2048 chunks of 128 KiB: 1, 4, 8 and 32 MiB within 3 % of each other).
+GATHER_BYTES = 4 << 20
 
 
 def read_selection(cs: ChunkStore, layout: Layout) -> np.ndarray:
