@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -97,5 +98,21 @@ def test_a_failed_call_returns_its_errno(tmp_path: Path) -> None:
     fd = os.open(path, os.O_WRONLY)  # fstat works, pread does not
     try:
         assert _serve(fd, Rounds([[ByteRange(0)]])) == errno.EBADF
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("bounds", [(1.5, 2), (1, 2.0), (np.float64(1), 2)])
+def test_a_bound_that_is_not_an_integer_is_refused_not_rounded(tmp_path: Path,
+                                                                bounds: tuple[Any, Any]) -> None:
+    asked = ByteRange(*bounds)
+    path = tmp_path / "value"
+    path.write_bytes(b"0123456789")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reader = Rounds([[asked]])
+        with pytest.raises(TypeError):
+            pread_rounds(fd, reader, reader.ranges(), lambda r, k: None, "k")
+        assert reader.answers == []
     finally:
         os.close(fd)

@@ -16,6 +16,7 @@ What each function takes, checks and guarantees: ``zarrx/_core/README.md``.
 """
 
 import os
+from operator import index
 
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -411,8 +412,9 @@ def pread_rounds(int fd, reader not None, ranges, refuse not None, key):
     from the open file ``fd``, from its first round's ``ranges`` until it asks for nothing
     more: each range one ``pread`` without the GIL into a new ``bytes``, the ranges
     resolved against the size ``fstat`` gave as ``Store.get`` resolves them (a negative
-    start counts from the end, a range past the end is clipped); ``refuse(range, key)``
-    is called for a range of negative length (it raises). Returns 0 once served, -1 when
+    start counts from the end, a range past the end is clipped); a bound that is not an
+    integer raises ``TypeError``, and ``refuse(range, key)`` is called for a range of
+    negative length (it raises). Returns 0 once served, -1 when
     ``fd`` is not a regular file (nothing read), else the errno of the ``fstat`` or
     ``pread`` that failed. ``fd`` stays open."""
     cdef long long size = 0
@@ -429,9 +431,12 @@ def pread_rounds(int fd, reader not None, ranges, refuse not None, key):
     while ranges:
         values = []
         for r in ranges:
-            start, length = r.start, r.length
+            # integers only, as os.pread takes them: a float is refused, not rounded
+            start = index(r.start)
+            length = None if r.length is None else index(r.length)
             if length is not None and length < 0:
                 refuse(r, key)
+                raise ValueError(f"{key!r}: byte range {r!r} has a negative length")
             start = max(size + start, 0) if start < 0 else min(start, size)
             at = start
             count = (size if length is None else min(start + length, size)) - at

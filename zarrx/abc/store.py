@@ -84,8 +84,15 @@ class ByteRange:
 
 
 def validate_byte_range(byte_range: ByteRange | None, key: str) -> None:
-    """Refuse a byte range with a negative length (before any I/O)."""
-    if byte_range is not None and byte_range.length is not None and byte_range.length < 0:
+    """Refuse, before any I/O, a byte range whose start or length is not an integer
+    (``TypeError``: never rounded) or whose length is negative."""
+    if byte_range is None:
+        return
+    for bound in (byte_range.start, byte_range.length):
+        if bound is not None and not hasattr(type(bound), "__index__"):
+            raise TypeError(f"invalid byte range {byte_range!r} for key {key!r}: "
+                            f"start and length must be integers, not {type(bound).__name__}")
+    if byte_range.length is not None and byte_range.length < 0:
         raise InvalidKeyError(
             f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
         )

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -307,6 +308,23 @@ class RoundTests:
         want = expected(VALUE, start, length)
         assert reader.received == [[want], [VALUE[:2], want]]
         assert reader.received[0] == [store.get("v", asked)]
+
+    @pytest.mark.parametrize("bounds", [(1.5, 2), (1, 2.0), (Fraction(3, 2), None),
+                                        (np.float64(1), 2)])
+    def test_read_rounds_refuse_ranges_get_refuses(self, store: Store,
+                                                   bounds: tuple[Any, Any]) -> None:
+        """A start or length that is not an integer is refused (``TypeError``) by a read
+        in rounds as by :meth:`get`, never rounded; an integer of NumPy's is taken."""
+        asked = ByteRange(*bounds)
+        store.set("v", VALUE)
+        with pytest.raises(TypeError):
+            store.get("v", asked)
+        with pytest.raises(TypeError):
+            store.read_rounds([("v", Scripted(_rounds([asked])))])
+        numpy_ints = ByteRange(np.int64(1), np.int32(2))  # type: ignore[arg-type]
+        reader = Scripted(_rounds([numpy_ints]))
+        store.read_rounds([("v", reader)])
+        assert reader.received == [[VALUE[1:3]]] == [[store.get("v", numpy_ints)]]
 
     def test_read_rounds_of_an_empty_value(self, store: Store) -> None:
         store.set("e", b"")
