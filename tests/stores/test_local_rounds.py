@@ -4,10 +4,13 @@ through the lock file; and the root's descriptor, closed once unused."""
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import shutil
+import struct
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -207,3 +210,45 @@ def test_whole_writes_go_through_the_lock_file(store: LocalStore, fence: str,
     store.atomic_set_parts("a/k", None)
     assert store.list() == ["a/big"]
     assert sorted(p.name for p in (store.root / "a").iterdir()) == ["big"]
+
+
+def _blocked_on(path: Path) -> bool:
+    """Whether a lock request waits on the file ``path`` (``/proc/locks`` lists waiters
+    with ``->``, naming the file as ``major:minor:inode``)."""
+    inode = f":{path.stat().st_ino} "
+    lines = Path("/proc/locks").read_text().splitlines()
+    return any("->" in line and inode in line for line in lines)
+
+
+@pytest.mark.skipif(not local_module.locks.OFD or not Path("/proc/locks").exists(),
+                    reason="open file description locks and /proc/locks are Linux's")
+@pytest.mark.parametrize("then", ["moved", "replaced"])
+def test_a_writer_waiting_on_a_lock_file_its_holder_moved_starts_again(
+        store: LocalStore, fence: str, then: str) -> None:
+    """The holder of the key's lock renames the lock file over the key while a writer
+    waits on it (``moved``), or another lock file then takes the name (``replaced``):
+    the waiter finds that the name no longer leads to the file it locked, takes the one
+    it leads to now, and its value is the key's in the end; no lock file is left."""
+    store.set("a/k", b"old")
+    lock = store.root / "a" / (LOCK_PREFIX + "k.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    request = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLKW, request)
+    writer = threading.Thread(target=store.atomic_set_parts, args=("a/k", [b"new"]))
+    try:
+        writer.start()
+        deadline = time.monotonic() + 60
+        while not _blocked_on(lock):
+            assert writer.is_alive(), "the writer did not wait"
+            assert time.monotonic() < deadline, "the writer did not wait"
+            time.sleep(0.001)
+        os.write(fd, b"holder")
+        os.replace(lock, store.root / "a" / "k")  # the holder's update, in place
+        if then == "replaced":
+            lock.write_bytes(b"")  # a new lock file, held by nobody
+    finally:
+        os.close(fd)  # releases the lock
+        writer.join(60)
+    assert not writer.is_alive()
+    assert store.get("a/k") == b"new"
+    assert sorted(p.name for p in (store.root / "a").iterdir()) == ["k"]

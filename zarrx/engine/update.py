@@ -37,11 +37,13 @@ def spans(selection: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
 
 
 #: Encoded values per chunk thread that may wait for the I/O threads. A local write
-#: replacing a file takes ~2 ms of wall time (the kernel starts writing the new file's
+#: replacing a file takes ~1-3 ms of wall time (the kernel starts writing the new file's
 #: data back at the rename, and waits when the disk's queue is full) for ~1 ms of
-#: encoding: with 2 a thread, the chunk threads waited for a free slot ~13 % of a full
-#: write (~45 ms over 2 threads of a ~190 ms write of 256 MiB); with 4, ~5 %.
-IN_FLIGHT = 4
+#: encoding. A full write of 256 MiB in 1 MiB chunks (blosc lz4, 2 threads): with 4 a
+#: thread on 8 I/O threads the chunk threads waited for a slot 8-44 ms (median 28) of
+#: each ~210 ms write; with 8 on 16 I/O threads (:data:`~zarrx.runtime.executor.IO_THREADS`),
+#: under 1 ms, and the write took 0.95-0.97 of the wall time (4 interleaved pairs of 12).
+IN_FLIGHT = 8
 
 
 @contextmanager

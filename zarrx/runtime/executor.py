@@ -115,7 +115,10 @@ def run_all(fn: Callable[[T], None], items: Iterable[T]) -> None:
 _DONE = object()
 
 
-IO_THREADS = 8
+#: Threads for blocking store calls. A local file write spends most of its time waiting
+#: for the disk, not the CPU: enough of them keep the chunk threads' encoded values moving
+#: (:data:`zarrx.engine.update.IN_FLIGHT`).
+IO_THREADS = 16
 
 _io_lock = threading.Lock()
 _io_pool: ThreadPoolExecutor | None = None
