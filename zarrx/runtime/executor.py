@@ -148,6 +148,18 @@ def on_io_threads(fn: Callable[[T], Any], parts: Sequence[T]) -> list[Any]:
     return [future.result() for future in futures]
 
 
+#: Tasks a batch of reads is split into (a thousand small reads are not a thousand
+#: hand-offs); half the I/O threads: more contend for the GIL (100 000 files of 64 B,
+#: cached: 16 slices 1.2 times slower than 8), and 8 keep a disk's queue busy.
+READ_SLICES = 8
+
+
+def io_slices(items: Sequence[T]) -> list[Sequence[T]]:
+    """``items`` in at most :data:`READ_SLICES` slices, for :func:`on_io_threads`."""
+    size = max(1, -(-len(items) // READ_SLICES))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 def _forget_pools() -> None:
     """A forked child has none of its parent's threads: it must make its own pools."""
     global _pool, _pool_size, _lock, _io_pool, _io_lock

@@ -70,7 +70,7 @@ from zarrx._core.files import (
 )
 from zarrx.abc.store import ByteRange, Part, RangeReader, Snapshot, Splice, Store, Value
 from zarrx.errors import InvalidKeyError, StoreError
-from zarrx.runtime.executor import IO_THREADS, may_wait_for_pools, on_io_threads
+from zarrx.runtime.executor import io_slices, may_wait_for_pools, on_io_threads
 from zarrx.stores import locks, splice, tree
 from zarrx.stores.file_reads import (
     ABSENT,
@@ -161,13 +161,6 @@ def _name_max(root: str) -> int:
             if parent == directory or not hasattr(os, "pathconf"):
                 return 255
             directory = parent
-
-
-def _slices(items: Sequence[Any]) -> list[Sequence[Any]]:
-    """``items`` in one slice per I/O thread: one task per slice, not per item (a thousand
-    small reads are not a thousand hand-offs)."""
-    size = -(-len(items) // IO_THREADS)
-    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 class LocalStore(Store):
@@ -302,7 +295,7 @@ class LocalStore(Store):
             if len(reads) < 2 or not may_wait_for_pools():
                 self._serve(dirfd, reads)
             else:
-                on_io_threads(partial(self._serve, dirfd), _slices(reads))
+                on_io_threads(partial(self._serve, dirfd), io_slices(reads))
 
     def _serve(self, dirfd: int | None, reads: Sequence[tuple[str, RangeReader]]) -> None:
         for key, reader in reads:
@@ -338,7 +331,7 @@ class LocalStore(Store):
 
             if len(requests) < _MIN_CONCURRENT_READS or not may_wait_for_pools():
                 return read_part(requests)
-            return [value for part in on_io_threads(read_part, _slices(requests))
+            return [value for part in on_io_threads(read_part, io_slices(requests))
                     for value in part]
 
     def exists(self, key: str) -> bool:
