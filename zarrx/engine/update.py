@@ -36,14 +36,24 @@ def spans(selection: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
     return all(s.start == 0 and s.stop == n and s.step == 1 for s, n in zip(selection, shape))
 
 
-#: Encoded values per chunk thread that may wait for the I/O threads. A local write
-#: replacing a file takes ~1-3 ms of wall time (the kernel starts writing the new file's
-#: data back at the rename, and waits when the disk's queue is full) for ~1 ms of
-#: encoding. A full write of 256 MiB in 1 MiB chunks (blosc lz4, 2 threads): with 4 a
-#: thread on 8 I/O threads the chunk threads waited for a slot 8-44 ms (median 28) of
-#: each ~210 ms write; with 8 on 16 I/O threads (:data:`~zarrx.runtime.executor.IO_THREADS`),
-#: under 1 ms, and the write took 0.95-0.97 of the wall time (4 interleaved pairs of 12).
+#: Encoded values per chunk thread that may wait for the I/O threads: up to
+#: :data:`IN_FLIGHT` while they hold at most :data:`IN_FLIGHT_BYTES`, and always
+#: :data:`FEW_IN_FLIGHT` (large chunks or shards). A local write replacing a file takes
+#: ~1-3 ms of wall time (the kernel starts writing the new file's data back at the
+#: rename, and waits when the disk's queue is full) for ~1 ms of encoding. A full write
+#: of 256 MiB in 1 MiB chunks (blosc lz4, 2 threads): with 4 a thread on 8 I/O threads the
+#: chunk threads waited for room 8-44 ms (median 28) of each ~210 ms write; with 8 on 16
+#: I/O threads (:data:`~zarrx.runtime.executor.IO_THREADS`), under 1 ms, and the write
+#: took 0.95-0.97 of the wall time (4 interleaved pairs of 12).
 IN_FLIGHT = 8
+FEW_IN_FLIGHT = 4
+IN_FLIGHT_BYTES = 8 << 20
+
+
+def in_flight_bytes(value_bytes: int) -> int:
+    """The most bytes one chunk thread's writes of values of up to ``value_bytes`` keep
+    waiting for the I/O threads."""
+    return max(FEW_IN_FLIGHT * value_bytes, min(IN_FLIGHT * value_bytes, IN_FLIGHT_BYTES))
 
 
 @contextmanager
@@ -52,7 +62,11 @@ def background_writes(store: Store) -> Iterator[Store | BackgroundWrites]:
     chunk overlaps writing this one; every write is done when the block ends. One thread
     (``zarrx.config``) means none: the store is then only ever called by the caller."""
     threads = config.get("threads")
-    writes = BackgroundWrites(store, limit=IN_FLIGHT * threads) if threads > 1 else None
+    writes = None
+    if threads > 1:
+        writes = BackgroundWrites(store, limit=IN_FLIGHT * threads,
+                                  few=FEW_IN_FLIGHT * threads,
+                                  budget=IN_FLIGHT_BYTES * threads)
     try:
         yield store if writes is None else writes
     except BaseException:

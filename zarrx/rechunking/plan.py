@@ -3,12 +3,12 @@
 A task reads one *slab* (a box of the array), holds it in memory, and writes it. The
 memory a task needs is modelled as
 
-    task(slab) = (1.125 + cast) * slab_bytes + min(slab_bytes, W * E * object_bytes)
+    task(slab) = (1.125 + cast) * slab_bytes + min(slab_bytes, E * W(object_bytes))
 
 (the slab itself and an eighth more for what the allocator keeps, the cast copy when the
-dtype changes, and the encoded objects on their way to the store: at most ``W`` =
-:data:`zarrx.engine.update.IN_FLIGHT` writes per engine thread, never more than the
-slab), and every decoding or encoding thread of the engine may hold
+dtype changes, and the encoded objects on their way to the store: at most
+``W`` = :func:`zarrx.engine.update.in_flight_bytes` per engine thread, never more than
+the slab), and every decoding or encoding thread of the engine may hold
 ``2 * (source read unit + target chunk)`` bytes at once (a chunk decoded into a scratch
 buffer, its compressed bytes). With ``P`` tasks at once and ``E`` engine threads:
 
@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from zarrx.engine.update import IN_FLIGHT
+from zarrx.engine.update import in_flight_bytes
 from zarrx.errors import RechunkError
 from zarrx.rechunking.parse import format_mem
 
@@ -101,7 +101,7 @@ class Geometry:
 
     def task_bytes(self, slab: Sequence[int]) -> int:
         nbytes = math.prod(slab) * self.itemsize
-        writing = IN_FLIGHT * self.engine * math.prod(self.target_object) * self.itemsize
+        writing = self.engine * in_flight_bytes(math.prod(self.target_object) * self.itemsize)
         return (nbytes * (9 if not self.cast else 17)) // 8 + min(nbytes, writing)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -175,17 +175,22 @@ class BackgroundWrites:
     """Store writes run on the I/O pool, so encoding the next chunk overlaps writing this
     one (a file system may block a writer: ext4 flushes a file renamed over another).
 
-    At most ``limit`` encoded values wait in memory. Once a write has failed, the next
-    :meth:`set` raises that failure instead of writing more. :meth:`wait` returns once
-    every write is done and re-raises the first failure. A caller that holds a key's lock
-    writes itself (the module's rule): it never waits for a slot the I/O threads free."""
+    At most ``limit`` encoded values wait in memory; beyond ``few`` of them (all of
+    ``limit`` by default), only while their bytes stay within ``budget``: many small
+    values, a few large ones. Once a write has failed, the next :meth:`set` raises that
+    failure instead of writing more. :meth:`wait` returns once every write is done and
+    re-raises the first failure. A caller that holds a key's lock writes itself (the
+    module's rule): it never waits for room the I/O threads make."""
 
-    def __init__(self, store: Any, limit: int) -> None:
+    def __init__(self, store: Any, limit: int, few: int | None = None,
+                 budget: int | None = None) -> None:
         self._store = store
-        self._slots = threading.BoundedSemaphore(limit)
         self._limit = limit
-        self._futures: list[Future[None]] = []  # (the finished ones dropped now and then)
-        self._lock = threading.Lock()
+        self._few = limit if few is None else min(few, limit)
+        self._budget = budget
+        self._room = threading.Condition(threading.Lock())
+        self._count = 0  # writes handed over and not done, and their bytes
+        self._bytes = 0
         self._failure: BaseException | None = None
 
     def set(self, key: str, value: Any) -> None:
@@ -206,36 +211,57 @@ class BackgroundWrites:
                 raise self._failure
             write(key, value)
             return
-        self._slots.acquire()
-        if self._failure is not None:
-            self._slots.release()
-            raise self._failure
+        size = _nbytes(value)
+        with self._room:
+            while not self._fits(size):
+                self._room.wait()
+            if self._failure is not None:
+                raise self._failure
+            self._count += 1
+            self._bytes += size
         try:
-            future = io_pool().submit(self._set, write, key, value)
+            io_pool().submit(self._set, write, key, value, size)
         except BaseException:
-            self._slots.release()
+            self._done(size)
             raise
-        with self._lock:
-            self._futures.append(future)
-            if len(self._futures) > 2 * self._limit:  # a write's failure is kept apart
-                self._futures = [f for f in self._futures if not f.done()]
 
-    def _set(self, write: Callable[[str, Any], None], key: str, value: Any) -> None:
+    def _fits(self, size: int) -> bool:
+        if self._failure is not None or self._count < self._few:
+            return True
+        return self._count < self._limit and (
+            self._budget is None or self._bytes + size <= self._budget)
+
+    def _set(self, write: Callable[[str, Any], None], key: str, value: Any,
+             size: int) -> None:
         try:
             write(key, value)
         except BaseException as error:
-            with self._lock:
+            with self._room:
                 if self._failure is None:
                     self._failure = error
-            raise
         finally:
-            self._slots.release()
+            self._done(size)
+
+    def _done(self, size: int) -> None:
+        with self._room:
+            self._count -= 1
+            self._bytes -= size
+            self._room.notify_all()
 
     def wait(self, *, raise_failure: bool = True) -> None:
         """Wait for every write; ``raise_failure=False`` when another error is already
         on its way (it must not be masked by a write's)."""
-        with self._lock:
-            futures, self._futures = self._futures, []
-        wait(futures)
+        with self._room:
+            while self._count:
+                self._room.wait()
         if raise_failure and self._failure is not None:
             raise self._failure
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of a value to write: a buffer, parts of one, or ``None`` (an erase)."""
+    if value is None:
+        return 0
+    if type(value) is list or type(value) is tuple:
+        return sum(map(_nbytes, value))
+    return len(value) if type(value) is bytes else memoryview(value).nbytes
