@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 import zarrx
 from zarrx.engine import update
+from zarrx.runtime import executor
 from zarrx.runtime.executor import BackgroundWrites
 from zarrx.stores.memory import MemoryStore
 
@@ -154,3 +156,35 @@ def test_in_flight_bytes_bounds_what_a_write_of_large_chunks_holds() -> None:
     with zarrx.config.set(threads=2):
         a[...] = np.random.default_rng(0).integers(0, 256, 16 * chunk, dtype=np.uint8)
     assert largest <= 2 * update.FEW_IN_FLIGHT
+
+
+def test_an_interrupt_after_the_pool_took_a_write_leaves_the_count_right(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C may land in ``submit`` after the pool queued the write (while it starts a
+    thread): the write is counted off once, whether an I/O thread makes it or not, so
+    :meth:`~BackgroundWrites.wait` returns and later writes go on."""
+
+    class Interrupted(ThreadPoolExecutor):
+        armed = True
+
+        def _adjust_thread_count(self) -> None:
+            super()._adjust_thread_count()  # type: ignore[misc]
+            if self.armed:
+                self.armed = False
+                raise KeyboardInterrupt
+
+    pool = Interrupted(2, initializer=executor._mark_io)
+    monkeypatch.setattr(executor, "_io_pool", pool)
+    store = MemoryStore()
+    writes = BackgroundWrites(store, limit=4)
+    with pytest.raises(KeyboardInterrupt):
+        writes.set("k", b"v")
+    waited = threading.Thread(target=writes.wait, kwargs={"raise_failure": False},
+                              daemon=True)
+    waited.start()
+    waited.join(60)
+    assert not waited.is_alive()
+    writes.set("after", b"w")
+    writes.wait()
+    assert store.get("after") == b"w"
+    pool.shutdown()

@@ -211,18 +211,19 @@ class BackgroundWrites:
                 raise self._failure
             write(key, value)
             return
-        size = _nbytes(value)
-        with self._room:
-            while not self._fits(size):
-                self._room.wait()
-            if self._failure is not None:
-                raise self._failure
-            self._count += 1
-            self._bytes += size
+        handed = _Handed(_nbytes(value))
         try:
-            io_pool().submit(self._set, write, key, value, size)
-        except BaseException:
-            self._done(size)
+            with self._room:
+                while not self._fits(handed.size):
+                    self._room.wait()
+                if self._failure is not None:
+                    raise self._failure
+                self._count += 1
+                self._bytes += handed.size
+                handed.state = _COUNTED
+            io_pool().submit(self._set, handed, write, key, value)
+        except BaseException:  # (an interrupt may land after the pool queued the write)
+            self._settle(handed, _COUNTED)  # one no I/O thread has begun is never made
             raise
 
     def _fits(self, size: int) -> bool:
@@ -231,8 +232,12 @@ class BackgroundWrites:
         return self._count < self._limit and (
             self._budget is None or self._bytes + size <= self._budget)
 
-    def _set(self, write: Callable[[str, Any], None], key: str, value: Any,
-             size: int) -> None:
+    def _set(self, handed: _Handed, write: Callable[[str, Any], None], key: str,
+             value: Any) -> None:
+        with self._room:
+            if handed.state != _COUNTED:
+                return  # given up by its caller
+            handed.state = _BEGUN
         try:
             write(key, value)
         except BaseException as error:
@@ -240,12 +245,16 @@ class BackgroundWrites:
                 if self._failure is None:
                     self._failure = error
         finally:
-            self._done(size)
+            self._settle(handed, _BEGUN)
 
-    def _done(self, size: int) -> None:
+    def _settle(self, handed: _Handed, state: int) -> None:
+        """Take ``handed`` off the count if it is still in ``state``, once."""
         with self._room:
+            if handed.state != state:
+                return
+            handed.state = _SETTLED
             self._count -= 1
-            self._bytes -= size
+            self._bytes -= handed.size
             self._room.notify_all()
 
     def wait(self, *, raise_failure: bool = True) -> None:
@@ -256,6 +265,19 @@ class BackgroundWrites:
                 self._room.wait()
         if raise_failure and self._failure is not None:
             raise self._failure
+
+
+_COUNTED, _BEGUN, _SETTLED = 1, 2, 3
+
+
+class _Handed:
+    """A write handed to :class:`BackgroundWrites`: its bytes, and how far it got
+    (0, then counted, begun by an I/O thread, settled), changed under its lock."""
+
+    __slots__ = ("size", "state")
+
+    def __init__(self, size: int) -> None:
+        self.size, self.state = size, 0
 
 
 def _nbytes(value: Any) -> int:
