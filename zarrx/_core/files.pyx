@@ -247,7 +247,7 @@ cdef extern from *:
                                           long long count, int *error) {
         struct stat held, named;
         struct flock request;
-        int dirfd, fd, step = zarrx_key_dir_beneath(rootfd, dir, name, &dirfd, error);
+        int dirfd, fd, now, step = zarrx_key_dir_beneath(rootfd, dir, name, &dirfd, error);
         if (step) return step;
         do {
             fd = openat(dirfd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -260,20 +260,19 @@ cdef extern from *:
             while (fcntl(fd, F_OFD_SETLKW, &request) != 0) {
                 if (errno != EINTR) { *error = errno; step = 6; close(fd); goto done; }
             }
-            /* The holder may have removed the name before we got the lock: is the file
-               the name leads to still the one held? If not, start again on that one. */
-            if (fstat(fd, &held) != 0) { *error = errno; step = 4; close(fd); goto done; }
-            if (fstatat(dirfd, lock, &named, AT_SYMLINK_NOFOLLOW) == 0) {
-                if (held.st_dev == named.st_dev && held.st_ino == named.st_ino) break;
-            } else if (errno != ENOENT) {
-                *error = errno; step = 3; close(fd); goto done;
-            }
-            close(fd);
             do {
-                fd = openat(dirfd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-            } while (fd < 0 && errno == EINTR);
-            if (fd < 0) { *error = errno; step = 3; goto done; }
+                now = openat(dirfd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+            } while (now < 0 && errno == EINTR);
+            if (now < 0) { *error = errno; step = 3; close(fd); goto done; }
+            if (fstat(fd, &held) == 0 && fstat(now, &named) == 0
+                    && held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+                close(now);
+                break;
+            }
+            close(fd);  /* the name leads to another lock file now: take that one */
+            fd = now;
         }
+        if (fstat(fd, &held) != 0) { *error = errno; step = 4; goto failed; }
         if (held.st_size > 0 && ftruncate(fd, 0) != 0) { *error = errno; step = 4; goto failed; }
         *error = zarrx_write_spans(fd, spans, count);
         if (*error) { step = 4; goto failed; }

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import operator
 import random
 import time
 from abc import ABC, abstractmethod
@@ -86,28 +87,35 @@ class ByteRange:
 def validate_byte_range(byte_range: ByteRange | None, key: str) -> None:
     """Refuse, before any I/O, a byte range whose start or length is not an integer
     (``TypeError``: never rounded) or whose length is negative."""
-    if byte_range is None:
-        return
-    for bound in (byte_range.start, byte_range.length):
-        if bound is not None and not hasattr(type(bound), "__index__"):
-            raise TypeError(f"invalid byte range {byte_range!r} for key {key!r}: "
-                            f"start and length must be integers, not {type(bound).__name__}")
-    if byte_range.length is not None and byte_range.length < 0:
+    if byte_range is not None:
+        _bounds(byte_range, key)
+
+
+def _bounds(byte_range: ByteRange, key: str) -> tuple[int, int | None]:
+    """The range's start and length as Python integers, checked (see
+    :func:`validate_byte_range`)."""
+    try:
+        start = operator.index(byte_range.start)
+        length = None if byte_range.length is None else operator.index(byte_range.length)
+    except TypeError:
+        raise TypeError(f"invalid byte range {byte_range!r} for key {key!r}: start and "
+                        "length must be integers") from None
+    if length is not None and length < 0:
         raise InvalidKeyError(
             f"invalid byte range {byte_range!r} for key {key!r}: length must be >= 0"
         )
+    return start, length
 
 
 def resolve_byte_range(byte_range: ByteRange, size: int, key: str) -> tuple[int, int]:
     """``(start, stop)`` offsets of ``byte_range`` in a value of ``size`` bytes: what
-    :meth:`Store.get` returns of it.
+    :meth:`Store.get` returns of it (its bounds checked as :func:`validate_byte_range`
+    checks them).
 
     Out-of-range requests are clipped like Python slicing. A negative ``start`` counts
     from the end: alone it is a suffix (the last ``-start`` bytes).
     """
-    start, length = byte_range.start, byte_range.length
-    if length is not None and length < 0:
-        validate_byte_range(byte_range, key)  # raises
+    start, length = _bounds(byte_range, key)
     start = max(size + start, 0) if start < 0 else min(start, size)
     stop = size if length is None else min(start + length, size)
     return start, stop

@@ -186,7 +186,7 @@ class BackgroundWrites:
                  budget: int | None = None) -> None:
         self._store = store
         self._limit = limit
-        self._few = limit if few is None else min(few, limit)
+        self._few = limit if few is None else max(1, min(few, limit))  # one always goes
         self._budget = budget
         self._room = threading.Condition(threading.Lock())
         self._count = 0  # writes handed over and not done, and their bytes

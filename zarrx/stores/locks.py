@@ -128,14 +128,9 @@ def make_directory(directory: str) -> bool:
     return True
 
 
-def _named(fd: int, path: str) -> bool:
-    """Whether ``path`` (not followed if a link) is the open file ``fd``."""
-    held = os.fstat(fd)
-    try:
-        named = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+def _same(a: int, b: int) -> bool:
+    sa, sb = os.fstat(a), os.fstat(b)
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 @contextlib.contextmanager
@@ -214,15 +209,16 @@ def _acquire(path: str, what: str, made: list[str]) -> int:
                 _lock(fd, wait=True)
                 waited += time.monotonic() - start
             # The holder may have removed the name before we got the lock: check that the
-            # name still leads to the file we hold, else start again on the one it leads to.
-            if _named(fd, path):
+            # name still leads to the file we hold (a second open: an open file description
+            # lock, unlike a classic POSIX one, survives closing it).
+            current = _open(path, made)
+            if _same(fd, current):
+                os.close(current)
                 if waited:
                     _log.debug("%s: lock taken after waiting %.3f s", what, waited)
                 return fd
             os.close(fd)
-            fd = -1  # (closed: not closed again if the open below fails)
-            fd = _open(path, made)
+            fd = current
     except BaseException:
-        if fd >= 0:
-            os.close(fd)
+        os.close(fd)
         raise

@@ -310,7 +310,8 @@ class RoundTests:
         assert reader.received[0] == [store.get("v", asked)]
 
     @pytest.mark.parametrize("bounds", [(1.5, 2), (1, 2.0), (Fraction(3, 2), None),
-                                        (np.float64(1), 2)])
+                                        (np.float64(1), 2), (2, 1e9), (-1e9, None),
+                                        (Fraction(10**9), None), (np.array(1.5), 2)])
     def test_read_rounds_refuse_ranges_get_refuses(self, store: Store,
                                                    bounds: tuple[Any, Any]) -> None:
         """A start or length that is not an integer is refused (``TypeError``) by a read
