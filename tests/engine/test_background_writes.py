@@ -117,7 +117,9 @@ def test_no_more_than_limit_values_wait_however_small() -> None:
 
 @pytest.mark.parametrize("value", [None, b"abc", bytearray(5), memoryview(b"xy"),
                                    [b"ab", memoryview(b"cde")], (np.zeros(3, "i4"),)])
-def test_parts_and_erases_are_counted(value: Any) -> None:
+def test_every_kind_of_value_is_measured_and_written(value: Any) -> None:
+    """Buffers, parts of one, NumPy arrays and erases are sized for the budget and
+    reach the store whole."""
     store = MemoryStore()
     writes = BackgroundWrites(store, limit=2, budget=8)
     store.set("k", b"old")

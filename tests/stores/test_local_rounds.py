@@ -4,7 +4,6 @@ through the lock file; and the root's descriptor, closed once unused."""
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import os
 import shutil
@@ -229,6 +228,8 @@ def test_a_writer_waiting_on_a_lock_file_its_holder_moved_starts_again(
     waits on it (``moved``), or another lock file then takes the name (``replaced``):
     the waiter finds that the name no longer leads to the file it locked, takes the one
     it leads to now, and its value is the key's in the end; no lock file is left."""
+    import fcntl  # (POSIX only: the module runs everywhere)
+
     store.set("a/k", b"old")
     lock = store.root / "a" / (LOCK_PREFIX + "k.lock")
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
@@ -241,7 +242,7 @@ def test_a_writer_waiting_on_a_lock_file_its_holder_moved_starts_again(
         while not _blocked_on(lock):
             assert writer.is_alive(), "the writer did not wait"
             assert time.monotonic() < deadline, "the writer did not wait"
-            time.sleep(0.001)
+            time.sleep(0.001)  # (polls until the writer waits; nothing is timed)
         os.write(fd, b"holder")
         os.replace(lock, store.root / "a" / "k")  # the holder's update, in place
         if then == "replaced":
